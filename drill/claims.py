@@ -1,0 +1,165 @@
+"""A tiny, safe claim grammar over lab observations (never `eval`).
+
+    claim      := comparison ("and" comparison)*
+    comparison := NAME OP VALUE
+    NAME       := identifier, dots reach into nested observations (modes.full.max_abs_diff)
+    OP         := <  <=  >  >=  ==  !=
+    VALUE      := number | true | false | null | 'quoted' | "quoted" | bare-word
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<op><=|>=|==|!=|<|>)
+      | (?P<str>'[^']*'|"[^"]*")
+      | (?P<word>[A-Za-z0-9_.+\-]+)
+    )""",
+    re.VERBOSE,
+)
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+class ClaimError(ValueError):
+    """A claim that does not parse, or names an observation that is missing."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name: str
+    op: str
+    value: Any
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.op} {self.value!r}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    comparisons: tuple[Comparison, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.comparisons)
+
+
+@dataclass(frozen=True)
+class ClaimOutcome:
+    claim: str
+    passed: bool
+    observed: dict[str, Any]
+    detail: str
+
+
+def _literal(token: str, quoted: bool) -> Any:
+    if quoted:
+        return token[1:-1]
+    lowered = token.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("null", "none"):
+        return None
+    if _NUMBER.match(token):
+        number = float(token)
+        return int(number) if number.is_integer() and not re.search(r"[.eE]", token) else number
+    return token
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    tokens: list[tuple[str, str]] = []
+    pos = 0
+    stripped = text.rstrip()
+    while pos < len(stripped):
+        match = _TOKEN.match(stripped, pos)
+        if not match or match.end() == pos:
+            raise ClaimError(f"cannot read claim {text!r} at {stripped[pos:]!r}")
+        kind = match.lastgroup or ""
+        tokens.append((kind, match.group(kind)))
+        pos = match.end()
+    return tokens
+
+
+def parse_claim(text: str) -> Claim:
+    """Parse `name op value [and name op value ...]`; raise ClaimError with the reason."""
+    tokens = _tokens(text)
+    if not tokens:
+        raise ClaimError("empty claim")
+    comparisons: list[Comparison] = []
+    i = 0
+    while True:
+        if i + 3 > len(tokens):
+            raise ClaimError(f"claim {text!r} must read 'name op value'")
+        (k_name, name), (k_op, op), (k_val, val) = tokens[i : i + 3]
+        if k_name != "word" or not _NAME.match(name):
+            raise ClaimError(f"claim {text!r}: {name!r} is not an observation name")
+        if k_op != "op":
+            raise ClaimError(f"claim {text!r}: expected one of < <= > >= == != after {name!r}")
+        if k_val == "op":
+            raise ClaimError(f"claim {text!r}: missing value after {op!r}")
+        comparisons.append(Comparison(name, op, _literal(val, quoted=k_val == "str")))
+        i += 3
+        if i == len(tokens):
+            return Claim(text=text, comparisons=tuple(comparisons))
+        if tokens[i] != ("word", "and"):
+            raise ClaimError(f"claim {text!r}: expected 'and' before {tokens[i][1]!r}")
+        i += 1
+
+
+def lookup(observations: dict[str, Any], name: str) -> Any:
+    """Value of a (dotted) observation name; ClaimError when the lab did not report it."""
+    value: Any = observations
+    for part in name.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            raise ClaimError(f"observation {name!r} was not reported by the lab")
+    return value
+
+
+def _compare(observed: Any, op: str, expected: Any) -> bool:
+    if isinstance(observed, bool) or isinstance(expected, bool) or expected is None:
+        if op == "==":
+            return observed == expected
+        if op == "!=":
+            return observed != expected
+        raise ClaimError(f"{op} needs numbers, got {observed!r} and {expected!r}")
+    if isinstance(observed, int | float) and isinstance(expected, int | float):
+        if isinstance(observed, float) and math.isnan(observed):
+            return op == "!="
+        return {
+            "<": observed < expected,
+            "<=": observed <= expected,
+            ">": observed > expected,
+            ">=": observed >= expected,
+            "==": observed == expected,
+            "!=": observed != expected,
+        }[op]
+    if op == "==":
+        return str(observed) == str(expected)
+    if op == "!=":
+        return str(observed) != str(expected)
+    raise ClaimError(f"{op} needs numbers, got {observed!r} and {expected!r}")
+
+
+def evaluate(claim: Claim | str, observations: dict[str, Any]) -> ClaimOutcome:
+    """Evaluate a claim; a missing observation or a type mismatch is a failed outcome."""
+    parsed = parse_claim(claim) if isinstance(claim, str) else claim
+    observed: dict[str, Any] = {}
+    failures: list[str] = []
+    for comparison in parsed.comparisons:
+        try:
+            value = lookup(observations, comparison.name)
+            observed[comparison.name] = value
+            if not _compare(value, comparison.op, comparison.value):
+                failures.append(f"{comparison.name} = {value!r}, not {comparison.op} {comparison.value!r}")
+        except ClaimError as error:
+            failures.append(str(error))
+    detail = "; ".join(failures) if failures else "holds"
+    return ClaimOutcome(parsed.text, not failures, observed, detail)
