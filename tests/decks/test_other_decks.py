@@ -10,11 +10,13 @@ import yaml
 
 from decks import bundled_deck_paths
 from drill.deck_models import Deck
-from tests.decks.coverage_other import COVERAGE_000, COVERAGE_004
+from tests.decks.coverage_other import COVERAGE_000, COVERAGE_001, COVERAGE_002, COVERAGE_004
 
-OWN_DECKS = ("staff-hard.yaml",)
+OWN_DECKS = ("staff-hard.yaml", "interview-map.yaml", "cheatsheet.yaml")
 COVERAGE = {
     "000": COVERAGE_000,
+    "001": COVERAGE_001,
+    "002": COVERAGE_002,
     "004": COVERAGE_004,
 }
 
@@ -70,3 +72,17 @@ def test_every_own_card_covers_some_seed_item() -> None:
     covering = {i for coverage in COVERAGE.values() for ids in coverage.values() for i in ids}
     own = {card.id for path in _own_paths() for card in _load(path).cards}
     assert sorted(own - covering) == []
+
+
+PHASE_TAGS = (
+    "phase-clarify",
+    "phase-skeleton",
+    "phase-distributed",
+    "phase-operate",
+    "phase-pushback",
+)
+
+
+def test_every_mock_round_phase_has_cards() -> None:
+    tags = Counter(tag for path in _own_paths() for card in _load(path).cards for tag in card.tags)
+    assert {tag: tags[tag] for tag in PHASE_TAGS if tags[tag] < 4} == {}
