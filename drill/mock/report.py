@@ -1,0 +1,115 @@
+"""The report of a graded round: a pydantic model (stored as JSON) and its Markdown export."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BulletResult(_Model):
+    text: str
+    auto: str  # coverage found in the typed answer: covered | partial | missed
+    checked: bool  # as confirmed by the user
+
+
+class PromptResult(_Model):
+    key: str
+    text: str
+    answer: str
+    card_id: str | None = None
+    deck_id: str | None = None
+    bullets: list[BulletResult]
+    score: float  # fraction of bullets checked
+    band: str
+    feedback_rating: int | None = None  # rating given to the card in review (1 Again, 2 Hard)
+
+
+class PhaseResult(_Model):
+    id: str
+    title: str
+    budget_s: float
+    used_s: float
+    score: float
+    band: str
+    prompts: list[PromptResult]
+
+
+class RoundReport(_Model):
+    round_id: int
+    round_key: str
+    title: str
+    started_at: datetime
+    finished_at: datetime
+    finish_reason: str | None
+    total_budget_s: float
+    total_used_s: float
+    score: float
+    band: str
+    phases: list[PhaseResult]
+
+    def weak_cards(self) -> list[tuple[str, int]]:
+        """(card id, rating) of every card fed back into review."""
+        return [
+            (p.card_id, p.feedback_rating)
+            for phase in self.phases
+            for p in phase.prompts
+            if p.card_id is not None and p.feedback_rating is not None
+        ]
+
+    def to_markdown(self) -> str:
+        lines = [
+            f"# Mock round {self.round_id}: {self.title}",
+            "",
+            f"- Played: {self.started_at:%Y-%m-%d %H:%M} UTC, "
+            f"ended by {self.finish_reason or 'unknown'}",
+            f"- Overall: **{self.band}** ({self.score:.0%} of rubric points)",
+            f"- Time used: {clock(self.total_used_s)} of {clock(self.total_budget_s)}",
+            "",
+            "| Phase | Band | Score | Time used | Budget |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for phase in self.phases:
+            over = " (over)" if phase.used_s > phase.budget_s + 0.5 else ""
+            lines.append(
+                f"| {phase.title} | {phase.band} | {phase.score:.0%} | "
+                f"{clock(phase.used_s)}{over} | {clock(phase.budget_s)} |"
+            )
+        for phase in self.phases:
+            lines += ["", f"## {phase.title}", ""]
+            for prompt in phase.prompts:
+                source = f" (card `{prompt.card_id}`)" if prompt.card_id else ""
+                lines += [f"### {_one_line(prompt.text)}{source}", ""]
+                answer = prompt.answer.strip()
+                if answer:
+                    lines += [f"> {line}" if line else ">" for line in answer.splitlines()]
+                else:
+                    lines.append("_(no answer typed)_")
+                lines.append("")
+                for bullet in prompt.bullets:
+                    mark = "x" if bullet.checked else " "
+                    hint = "" if bullet.auto == "covered" else f" _(auto: {bullet.auto})_"
+                    lines.append(f"- [{mark}] {bullet.text}{hint}")
+                if prompt.feedback_rating is not None:
+                    name = RATING_NAMES[prompt.feedback_rating]
+                    lines += ["", f"Fed back to review: rated **{name}**."]
+                lines.append("")
+        return "\n".join(lines).rstrip() + "\n"
+
+
+def clock(seconds: float) -> str:
+    """Seconds as m:ss (or -m:ss)."""
+    sign = "-" if seconds < 0 else ""
+    whole = round(abs(seconds))
+    return f"{sign}{whole // 60}:{whole % 60:02d}"
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
