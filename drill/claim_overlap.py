@@ -1,7 +1,8 @@
 """Can two claims hold at the same time? Decides it for the claim grammar, without running anything.
 
 Used to reject predict blocks whose choices are not mutually exclusive: each comparison bounds one
-observation; two claims can both hold when, for every observation both mention, the bounds intersect.
+observation; two claims can both hold when, for every observation both mention, the bounds
+intersect.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class _Bounds:
             return False
         if self.low == self.high:
             return not (self.low_open or self.high_open) and self.low not in self.excluded
-        return True  # a non-empty open interval has infinitely many values; exclusions can't empty it
+        # A non-empty open interval has infinitely many values: finite exclusions can't empty it.
+        return True
 
 
 def can_both_hold(first: Claim | str, second: Claim | str) -> bool:

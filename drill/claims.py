@@ -1,10 +1,10 @@
 """A tiny, safe claim grammar over lab observations (never `eval`).
 
-    claim      := comparison ("and" comparison)*
-    comparison := NAME OP VALUE
-    NAME       := identifier, dots reach into nested observations (modes.full.max_abs_diff)
-    OP         := <  <=  >  >=  ==  !=
-    VALUE      := number | true | false | null | 'quoted' | "quoted" | bare-word
+claim      := comparison ("and" comparison)*
+comparison := NAME OP VALUE
+NAME       := identifier, dots reach into nested observations (modes.full.max_abs_diff)
+OP         := <  <=  >  >=  ==  !=
+VALUE      := number | true | false | null | 'quoted' | "quoted" | bare-word
 """
 
 from __future__ import annotations
@@ -158,7 +158,8 @@ def evaluate(claim: Claim | str, observations: dict[str, Any]) -> ClaimOutcome:
             value = lookup(observations, comparison.name)
             observed[comparison.name] = value
             if not _compare(value, comparison.op, comparison.value):
-                failures.append(f"{comparison.name} = {value!r}, not {comparison.op} {comparison.value!r}")
+                wanted = f"{comparison.op} {comparison.value!r}"
+                failures.append(f"{comparison.name} = {value!r}, not {wanted}")
         except ClaimError as error:
             failures.append(str(error))
     detail = "; ".join(failures) if failures else "holds"
