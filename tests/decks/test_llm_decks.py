@@ -25,7 +25,7 @@ LLM_CARD_IDS = {card.id for deck in LLM_DECKS.values() for card in deck.cards}
 
 
 def test_llm_decks_are_bundled() -> None:
-    assert "llm-training.yaml" in LLM_DECKS
+    assert sorted(LLM_DECKS) == ["llm-finetuning.yaml", "llm-scale.yaml", "llm-training.yaml"]
 
 
 @pytest.mark.parametrize("name", sorted(LLM_DECKS))
@@ -57,3 +57,15 @@ def test_every_coverage_key_names_existing_cards() -> None:
     }
     assert {key: ids for key, ids in missing.items() if ids} == {}
     assert all(COVERAGE_003.values()), "a coverage key has no card"
+
+
+def test_coverage_has_one_key_per_seed_question() -> None:
+    # Seed 003 asks 15 easy, 15 medium, 16 hard and 16 scenario questions, plus the closing
+    # "what industry actually asks" exercise.
+    sections = Counter(key.split("-", 1)[0] for key in COVERAGE_003)
+    assert sections == {"easy": 15, "medium": 15, "hard": 16, "scenario": 16, "industry": 1}
+
+
+def test_every_llm_card_covers_some_seed_question() -> None:
+    covered = {card_id for ids in COVERAGE_003.values() for card_id in ids}
+    assert sorted(LLM_CARD_IDS - covered) == []
