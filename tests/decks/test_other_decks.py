@@ -12,7 +12,7 @@ from decks import bundled_deck_paths
 from drill.deck_models import Deck
 from tests.decks.coverage_other import COVERAGE_000, COVERAGE_001, COVERAGE_002, COVERAGE_004
 
-OWN_DECKS = ("staff-hard.yaml", "interview-map.yaml", "cheatsheet.yaml")
+OWN_DECKS = ("staff-hard.yaml", "interview-map.yaml", "cheatsheet.yaml", "biotech.yaml")
 COVERAGE = {
     "000": COVERAGE_000,
     "001": COVERAGE_001,
