@@ -94,6 +94,9 @@ class MockRoundScreen(Screen[None]):
         self.set_interval(self.tick_s, self.tick_now)
         self.set_interval(self.autosave_s, self.autosave_now)
 
+    def on_unmount(self) -> None:
+        self.run.autosave()  # leaving the screen (quit, crash-free exit) keeps the typing
+
     # --- timers --------------------------------------------------------------------------------
     def tick_now(self) -> None:
         self._handle(self.run.tick())
