@@ -97,6 +97,8 @@ class LabSpec:
     checks: tuple[CheckSpec, ...] = ()
     default_world_size: int = 2
     min_world_size: int = 2
+    max_world_size: int = 16
+    group: str = ""  # correctness | failures | performance (orders `drill lab list`)
     timeout_s: float = 120.0
     # "module:function" of the torch-free driver that orchestrates the lab's torchrun launches.
     driver: str = ""

@@ -1,0 +1,216 @@
+"""`drill lab list | show NAME | run NAME`: the lab subcommands (torch-free; labs run in
+subprocesses). Registered by drill/cli.py through `register(subparsers)`.
+
+Exit codes of `drill lab run`: 0 every check passed, 1 a check failed, 2 usage error
+(unknown lab, unknown param, bad value), 3 the lab errored, timed out or was interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_LAB_ERROR = 0, 1, 2, 3
+_STATUS_EXIT = {"ok": EXIT_OK, "failed": EXIT_CHECK_FAILED}
+
+
+def register(subparsers: Any) -> None:
+    lab = subparsers.add_parser(
+        "lab",
+        help="run labs that check cards' claims against real torch.distributed training",
+        description="Labs launch real torch.distributed processes through torchrun (gloo on "
+        "CPU, NCCL on GPU) and check claims against what happened.",
+    )
+    lab.set_defaults(func=lambda args: _usage(lab))
+    sub = lab.add_subparsers(dest="lab_command", metavar="{list,show,run}")
+    p_list = sub.add_parser("list", help="list the labs", description="List the labs.")
+    p_list.add_argument("--json", action="store_true", help="print the catalogue as JSON")
+    p_list.set_defaults(func=cmd_list)
+    p_show = sub.add_parser(
+        "show", help="show a lab's params, observations and checks", description="Show a lab."
+    )
+    p_show.add_argument("name", help="lab name (see `drill lab list`)")
+    p_show.set_defaults(func=cmd_show)
+    p_run = sub.add_parser(
+        "run",
+        help="run a lab",
+        description="Run a lab and report its checks. Exit 0: all checks passed; 1: a check "
+        "failed; 2: usage error; 3: the lab errored or timed out.",
+    )
+    p_run.add_argument("name", help="lab name (see `drill lab list`)")
+    p_run.add_argument("--world-size", type=int, default=None, help="number of ranks")
+    p_run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="set a lab param (repeatable); see `drill lab show NAME`",
+    )
+    p_run.add_argument("--json", action="store_true", help="print result.json to stdout")
+    p_run.add_argument("--out", type=Path, default=None, help="run directory")
+    p_run.add_argument("--timeout", type=float, default=None, help="deadline in seconds")
+    p_run.set_defaults(func=cmd_run)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return EXIT_USAGE
+
+
+def _error(message: str) -> int:
+    print(f"drill lab: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from trainer_lab.catalogue import CATALOGUE
+
+    if args.json:
+        rows = [
+            {"name": s.name, "group": s.group, "summary": s.summary} for s in CATALOGUE.values()
+        ]
+        print(json.dumps(rows, indent=1))
+        return EXIT_OK
+    width = max((len(name) for name in CATALOGUE), default=0)
+    for spec in CATALOGUE.values():
+        print(f"{spec.name:<{width}}  {spec.summary}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from trainer_lab.catalogue import get_lab
+    from trainer_lab.catalogue_types import ParamError
+
+    try:
+        spec = get_lab(args.name)
+    except ParamError as error:
+        return _error(str(error))
+    print(f"{spec.name}  ({spec.group or 'lab'})")
+    print(f"  {spec.summary}")
+    print(
+        f"  world size: default {spec.default_world_size}, "
+        f"range [{spec.min_world_size}, {spec.max_world_size}]; deadline {spec.timeout_s:g} s"
+    )
+    if spec.params:
+        print("params:")
+        for p in spec.params:
+            print(f"  {p.name}={p.default!r}  ({p.describe()})  {p.help}")
+    if spec.observations:
+        print("observations:")
+        for o in spec.observations:
+            unit = f" [{o.unit}]" if o.unit else ""
+            print(f"  {o.name}{unit}  {o.help}")
+    if spec.checks:
+        print("checks:")
+        for c in spec.checks:
+            print(f"  {c.name}  {c.help}")
+    print(f"run: drill lab run {spec.name} --world-size {spec.default_world_size}")
+    return EXIT_OK
+
+
+def parse_params(spec: Any, pairs: list[str]) -> dict[str, Any]:
+    """`k=v` strings to typed values (ParamError on unknown names or bad values)."""
+    from trainer_lab.catalogue_types import ParamError
+
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ParamError(f"--param expects K=V, got {pair!r}")
+        params[key.strip()] = spec.param(key.strip()).parse(value.strip())
+    return params
+
+
+def default_out_dir(name: str) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        from drill.paths import runs_dir
+    except ImportError:  # drill.paths not present yet: fall back to a temp dir
+        import tempfile
+
+        return Path(tempfile.gettempdir()) / "drill-runs" / f"{name}-{stamp}"
+    return runs_dir() / f"{name}-{stamp}"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from trainer_lab.catalogue import check_world_size, get_lab
+    from trainer_lab.catalogue_types import ParamError
+
+    try:
+        spec = get_lab(args.name)
+        params = spec.resolve_params(parse_params(spec, args.param))
+        world_size = check_world_size(spec, args.world_size or spec.default_world_size)
+    except ParamError as error:
+        return _error(str(error))
+    if args.timeout is not None and args.timeout <= 0:
+        return _error("--timeout must be positive")
+    out_dir = args.out or default_out_dir(spec.name)
+    result = _run_with_progress(spec.name, params, world_size, out_dir, args.timeout)
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print_summary(result)
+    return _STATUS_EXIT.get(result.get("status", "error"), EXIT_LAB_ERROR)
+
+
+def _run_with_progress(
+    name: str, params: dict[str, Any], world_size: int, out_dir: Path, timeout: float | None
+) -> dict[str, Any]:
+    import threading
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from trainer_lab.runner import ProgressEvent, run_lab
+
+    console = Console(stderr=True)
+    cancel = threading.Event()
+    with Progress(
+        SpinnerColumn(),
+        TextColumn(f"[bold]{name}[/] W={world_size}"),
+        BarColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def on_progress(event: ProgressEvent) -> None:
+            progress.update(
+                task, description=event.message, completed=event.done, total=event.total or None
+            )
+
+        try:
+            return run_lab(
+                name, params, world_size, out_dir, timeout, on_progress=on_progress, cancel=cancel
+            )
+        except KeyboardInterrupt:
+            cancel.set()
+            console.print("interrupted: every lab process was killed")
+            return {"status": "cancelled", "out_dir": str(out_dir)}
+
+
+def print_summary(result: dict[str, Any]) -> None:
+    status = result.get("status", "error")
+    print(
+        f"{result.get('lab')}: {status} in {result.get('duration_s', 0):.1f} s "
+        f"(world size {result.get('world_size')}, backend {result.get('env', {}).get('backend')})"
+    )
+    for check in result.get("checks", []):
+        mark = "PASS" if check["passed"] else "FAIL"
+        print(f"  {mark}  {check['name']}: {check['detail']}")
+    error = result.get("error")
+    if error:
+        print(f"  error: {error.get('message')}")
+        cause = error.get("root_cause")
+        if cause and cause.get("traceback"):
+            lines = cause["traceback"].strip().splitlines()
+            print("  root cause traceback (last lines):")
+            for line in lines[-6:]:
+                print(f"    {line}")
+    print(f"  run dir: {result.get('out_dir')}")

@@ -1,0 +1,135 @@
+"""What a lab driver works with (torch-free): launches, progress, observations, checks.
+
+A driver is `drive(run: LabRun) -> None` in trainer_lab/labs/<name>.py. It calls
+`run.launch(...)` one or more times, reads the ranks' events, then records observations with
+`run.observe(...)` and verdicts with `run.check(...)`. trainer_lab.run turns that into
+result.json.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trainer_lab.catalogue_types import LabSpec
+from trainer_lab.events import read_run_events
+from trainer_lab.launcher import LaunchResult, RootCause, launch
+
+
+class LabError(Exception):
+    """The lab could not produce its observations (a launch failed unexpectedly, ...)."""
+
+    def __init__(self, message: str, root_cause: RootCause | None = None) -> None:
+        super().__init__(message)
+        self.root_cause = root_cause
+
+
+class LabTimeout(LabError):
+    """The lab's deadline passed."""
+
+
+def emit(record: dict[str, Any]) -> None:
+    """One JSON line on stdout: the runner/CLI stream these."""
+    sys.stdout.write(json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
+@dataclass
+class LabRun:
+    spec: LabSpec
+    params: dict[str, Any]
+    world_size: int
+    out_dir: Path
+    deadline: float  # time.monotonic() value
+    observations: dict[str, Any] = field(default_factory=dict)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    launches: list[dict[str, Any]] = field(default_factory=list)
+    backend: str | None = None
+    total_steps: int = 0
+    _done: int = 0
+
+    # -- progress ---------------------------------------------------------------------------
+    def plan(self, total: int) -> None:
+        """Declare how many progress units (usually launches) the lab will report."""
+        self.total_steps = total
+
+    def progress(self, message: str, advance: int = 0) -> None:
+        self._done += advance
+        emit(
+            {
+                "event": "progress",
+                "done": self._done,
+                "total": max(self.total_steps, self._done),
+                "message": message,
+            }
+        )
+
+    # -- launches ---------------------------------------------------------------------------
+    def run_dir(self, variant: str | None = None) -> Path:
+        return self.out_dir if variant is None else self.out_dir / "runs" / variant
+
+    def remaining_s(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def launch(
+        self,
+        task: str,
+        spec: dict[str, Any] | None = None,
+        variant: str | None = None,
+        world_size: int | None = None,
+        expect_failure: bool = False,
+        env: dict[str, str] | None = None,
+        max_restarts: int = 0,
+        extra_args: tuple[str, ...] = (),
+    ) -> LaunchResult:
+        """Run a worker task via torchrun into run_dir(variant), within the lab's deadline.
+
+        Raises LabTimeout when the deadline passes, LabError when the launch fails and
+        expect_failure is False (with the first failing rank as root cause).
+        """
+        remaining = self.remaining_s()
+        label = variant or self.spec.name
+        if remaining <= 0:
+            raise LabTimeout(f"deadline passed before launching {label}")
+        self.progress(f"launching {label} on {world_size or self.world_size} ranks")
+        result = launch(
+            task,
+            spec or {},
+            self.run_dir(variant),
+            world_size or self.world_size,
+            remaining,
+            env=env,
+            max_restarts=max_restarts,
+            extra_args=extra_args,
+        )
+        self.launches.append({"variant": label, **result.to_dict()})
+        if self.backend is None:
+            start = [e for e in self.events(variant).get(0, []) if e.get("event") == "worker_start"]
+            if start:
+                self.backend = start[0].get("backend")
+        if result.status == "timeout":
+            raise LabTimeout(f"{label}: deadline passed ({result.root_cause})", result.root_cause)
+        if result.status != "ok" and not expect_failure:
+            raise LabError(f"{label} failed: {result.root_cause}", result.root_cause)
+        self.progress(f"{label} finished in {result.duration_s:.1f} s", advance=1)
+        return result
+
+    def events(self, variant: str | None = None) -> dict[int, list[dict[str, Any]]]:
+        return read_run_events(self.run_dir(variant))
+
+    # -- verdicts ---------------------------------------------------------------------------
+    def observe(self, name: str, value: Any) -> None:
+        """Record an observation; dotted names nest (modes.full.max_abs_diff)."""
+        target = self.observations
+        *parents, leaf = name.split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = value
+
+    def check(self, name: str, passed: bool, detail: str) -> bool:
+        self.checks.append({"name": name, "passed": bool(passed), "detail": detail})
+        return bool(passed)

@@ -1,0 +1,130 @@
+"""Process-tree control on Linux through /proc and prctl (torch-free, no psutil).
+
+torchrun starts every worker with start_new_session=True, so killing torchrun's process group
+does not reach the workers. Two mechanisms make sure nothing survives a lab:
+- every process we start sets PR_SET_PDEATHSIG=SIGKILL, so it dies with its parent;
+- on timeout or cancel, `kill_tree` freezes (SIGSTOP) the whole descendant tree, walking /proc
+  until no new process appears, then SIGKILLs every one of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import time
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+PARENT_ENV = "TRAINER_LAB_PARENT_PID"
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return False
+    return libc.prctl(option, value, 0, 0, 0) == 0
+
+
+def die_with_parent(expected_parent: int | None = None) -> None:
+    """Ask the kernel to SIGKILL this process when its parent exits.
+
+    When the parent already died before we got here (we were reparented), exit at once.
+    """
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if expected_parent is not None and os.getppid() != expected_parent:
+        os._exit(137)
+
+
+def become_subreaper() -> bool:
+    """Orphaned descendants get reparented to us, so a /proc walk from us still finds them."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _stat(pid: int) -> tuple[int, str] | None:
+    """(parent pid, state letter) of a process, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # comm (field 2) may contain spaces and parentheses: split after the last ')'.
+    rest = text[text.rfind(")") + 2 :].split()
+    return int(rest[1]), rest[0]
+
+
+def is_alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie."""
+    info = _stat(pid)
+    return info is not None and info[1] not in ("Z", "X")
+
+
+def children_map() -> dict[int, list[int]]:
+    result: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        info = _stat(int(entry))
+        if info is not None:
+            result.setdefault(info[0], []).append(int(entry))
+    return result
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of pid (children, grandchildren, ...), parents first."""
+    tree = children_map()
+    found: list[int] = []
+    stack = list(tree.get(pid, []))
+    while stack:
+        child = stack.pop()
+        if child in found:
+            continue
+        found.append(child)
+        stack.extend(tree.get(child, []))
+    return found
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def kill_tree(root: int, include_root: bool = True) -> list[int]:
+    """Freeze, then SIGKILL root and all its descendants; return every pid that was signalled."""
+    frozen: list[int] = []
+    if include_root:
+        _signal(root, signal.SIGSTOP)
+        frozen.append(root)
+    # A stopped process cannot fork, so repeating the walk until it finds nothing new is enough.
+    for _ in range(50):
+        fresh = [pid for pid in descendants(root) if pid not in frozen]
+        if not fresh:
+            break
+        for pid in fresh:
+            _signal(pid, signal.SIGSTOP)
+        frozen.extend(fresh)
+    for pid in frozen:
+        _signal(pid, signal.SIGKILL)
+    wait_gone(frozen)
+    return frozen
+
+
+def wait_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
+    """Poll /proc until every pid is dead or a zombie (SIGKILL delivery is asynchronous);
+    returns the pids still alive when timeout_s ran out."""
+    deadline = time.monotonic() + timeout_s
+    alive = [pid for pid in pids if is_alive(pid)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.01)
+        alive = [pid for pid in alive if is_alive(pid)]
+    return alive
+
+
+def reap(pid: int) -> None:
+    """Wait for a killed process that is our child (directly or as subreaper), so it does not
+    linger as a zombie; no-op for processes that are not our children."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
