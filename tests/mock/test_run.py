@@ -134,3 +134,19 @@ def test_report_of_unknown_or_ungraded_round(store, clock):
         store.report(run.round_id)
     with pytest.raises(MockError, match="no mock round with id 99"):
         store.report(99)
+
+
+def test_weak_cards_are_rated_into_the_review_schedule(store, clock):
+    from drill.deck_loader import load_decks
+    from drill.mock.feedback import mastery, review_rater
+
+    run = play(store, clock)
+    card_prompt = run.prompts[1]
+    clock.advance(1000)
+    run.tick()
+    run.grade({card_prompt.id: [False, False]}, rate=review_rater(store.db, load_decks([])))
+    (log,) = store.db.reviews(card_prompt.card_id)
+    assert log.rating == 1  # nothing covered -> Again
+    assert log.deck_id == "test-deck"
+    assert store.db.card_state(card_prompt.card_id)["stability"] > 0
+    assert set(mastery(store.db)) == {card_prompt.card_id}
