@@ -1,0 +1,141 @@
+"""The drill TUI: home screen -> review screen -> summary.
+
+Startup order keeps the first paint light: the home screen (and, with `start_review`, the first
+card) are painted from the deck cache and a stdlib-sqlite3 snapshot; after that a worker thread
+loads the validated decks and the SQLModel repository, which review sessions write through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+from textual.worker import Worker, WorkerState
+
+from drill.home_data import FirstPaint
+from drill.tui.backend import AppOptions, Backend, Heavy, invalid_deck_notice
+from drill.tui.home_screen import HomeScreen
+
+__all__ = ["AppOptions", "DrillApp", "run_app"]
+
+
+class DrillApp(App[int]):
+    TITLE = "drill"
+    CSS_PATH = Path(__file__).with_name("drill.tcss")
+
+    def __init__(
+        self,
+        options: AppOptions | None = None,
+        *,
+        on_card_painted: Callable[[str], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.options = options or AppOptions()
+        self.backend = Backend(self.options)
+        self.on_card_painted = on_card_painted  # benchmark/test hook: card id after each paint
+        self.load_error: str | None = None
+        self._heavy_done = asyncio.Event()
+        self._notified_invalid = False
+        # Raises DrillError (e.g. a missing --decks dir) before any screen exists.
+        self._first: FirstPaint | None = self.backend.first_paint()
+
+    # --- data --------------------------------------------------------------------------------
+    def first_paint_for(self, deck_id: str | None) -> FirstPaint | None:
+        """Fresh counts and queue (light read); None until the cold-start load finished."""
+        if deck_id is None and self._first is not None:
+            data, self._first = self._first, None  # use the startup read once
+            return data
+        return self.backend.first_paint(deck_id)
+
+    async def wait_heavy(self) -> bool:
+        """Wait for the worker that loads decks + repository; False if it failed."""
+        await self._heavy_done.wait()
+        return self.backend.heavy is not None
+
+    def card_painted(self, card_id: str) -> None:
+        if self._heavy_worker is None:
+            self._start_heavy_load()
+        if self.on_card_painted is not None:
+            self.on_card_painted(card_id)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    _heavy_worker: Worker[Heavy] | None = None
+
+    def on_mount(self) -> None:
+        home = HomeScreen()
+        self.push_screen(home)
+        cold = self._first is None
+        if self._first is not None:
+            self._notify_invalid(self._first.invalid_paths)
+        if self.options.start_review is not None:
+            deck = None if self.options.start_review == "all" else self.options.start_review
+            if self.start_review(deck) and not cold:
+                return  # the heavy load starts once the first card is painted
+        if cold:
+            self._start_heavy_load()
+        else:
+            self.call_after_refresh(self._start_heavy_load)
+
+    def _start_heavy_load(self) -> None:
+        if self._heavy_worker is None:
+            self._heavy_worker = self.run_worker(
+                self.backend.load_heavy, name="load-heavy", thread=True, exit_on_error=False
+            )
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self._heavy_worker:
+            return
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.load_error = f"{type(error).__name__}: {error}"
+            self._heavy_done.set()
+            message = f"drill: error: cannot load decks or database: {error}"
+            self.exit(return_code=2, message=message)
+            return
+        if event.state != WorkerState.SUCCESS:
+            return
+        self._heavy_done.set()
+        from drill.tui.review_screen import ReviewScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, HomeScreen) and screen is self.screen:
+                data = self.first_paint_for(None)
+                if data is not None:
+                    self._notify_invalid(data.invalid_paths)
+                screen.show(data)
+            elif isinstance(screen, ReviewScreen):
+                await screen.on_heavy_loaded()
+
+    def _notify_invalid(self, paths: list[Path]) -> None:
+        notice = invalid_deck_notice(paths)
+        if notice and not self._notified_invalid:
+            self._notified_invalid = True
+            self.notify(notice, title="Decks", severity="warning", timeout=10)
+
+    def start_review(self, deck_id: str | None) -> bool:
+        """Push a review screen for one deck (None: all decks); False when nothing is due."""
+        from drill.tui.review_screen import ReviewScreen
+
+        title = "All decks"
+        data = self.backend.first_paint(deck_id)
+        if data is not None:
+            if deck_id is not None:
+                title = next((s.title for s in data.summaries if s.deck_id == deck_id), deck_id)
+            if not data.queue:
+                self.notify("Nothing to review here right now.", timeout=4)
+                return False
+        self.push_screen(ReviewScreen(deck_id, title, first=data))
+        return True
+
+    def on_unmount(self) -> None:
+        self.backend.close()
+
+
+def run_app(options: Any = None) -> int:
+    """Run the TUI; `options` is an AppOptions or the CLI's argparse namespace."""
+    app = DrillApp(AppOptions.from_args(options))
+    result = app.run()
+    return app.return_code if app.return_code is not None else int(result or 0)

@@ -1,0 +1,131 @@
+"""Home screen: one row per deck with due / new counts and when its next card is due."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from drill.tui.formatting import format_next_due
+
+if TYPE_CHECKING:
+    from drill.home_data import FirstPaint
+    from drill.tui.app import DrillApp
+
+
+def optional_screen(module: str) -> bool:
+    """Whether an optional screen module (mock rounds, labs) is installed."""
+    return importlib.util.find_spec(module) is not None
+
+
+MOCK_MODULE = "drill.tui.mock_screen"
+LABS_MODULE = "drill.tui.labs_screen"
+
+
+class HomeScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,space", "review_selected", "Review deck"),
+        Binding("a", "review_all", "Review all"),
+        Binding("m", "mock", "Mock round"),
+        Binding("L", "labs", "Labs"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.deck_ids: list[str] = []
+
+    @property
+    def drill_app(self) -> DrillApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("drill · review", id="home-title")
+        table: DataTable[str] = DataTable(id="decks", cursor_type="row", zebra_stripes=True)
+        table.add_columns("Deck", "Due", "New", "Next due")
+        yield table
+        yield Static("", id="home-totals")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_counts()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_counts()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "mock":
+            return optional_screen(MOCK_MODULE)
+        if action == "labs":
+            return optional_screen(LABS_MODULE)
+        if action == "review_selected":
+            return True if self.deck_ids else None
+        return True
+
+    def refresh_counts(self) -> None:
+        data = self.drill_app.first_paint_for(None)
+        self.show(data)
+
+    def show(self, data: FirstPaint | None) -> None:
+        table = self.query_one("#decks", DataTable)
+        totals = self.query_one("#home-totals", Static)
+        if data is None:
+            totals.update("Loading decks…")
+            return
+        row = table.cursor_row
+        table.clear()
+        now = self.drill_app.options.now()
+        self.deck_ids = []
+        for summary in data.summaries:
+            self.deck_ids.append(summary.deck_id)
+            table.add_row(
+                summary.title,
+                str(summary.due),
+                str(summary.new),
+                format_next_due(summary.next_due, now),
+                key=summary.deck_id,
+            )
+        if self.deck_ids:
+            table.move_cursor(row=min(row, len(self.deck_ids) - 1))
+            totals.update(
+                f"All decks: {data.totals['due']} due, {data.totals['new']} new · "
+                "enter: review deck · a: review all"
+            )
+        else:
+            totals.update("No decks found. Add YAML decks with --decks DIR or DRILL_DECKS.")
+        self.refresh_bindings()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_review_selected()
+
+    def action_review_selected(self) -> None:
+        if not self.deck_ids:
+            return
+        table = self.query_one("#decks", DataTable)
+        deck_id = self.deck_ids[min(table.cursor_row, len(self.deck_ids) - 1)]
+        self.drill_app.start_review(deck_id)
+
+    def action_review_all(self) -> None:
+        self.drill_app.start_review(None)
+
+    def action_mock(self) -> None:
+        self._open_optional(MOCK_MODULE, "open_mock_round", "drill mock")
+
+    def action_labs(self) -> None:
+        self._open_optional(LABS_MODULE, "open_labs", "drill lab")
+
+    def _open_optional(self, module_name: str, entry: str, command: str) -> None:
+        """Optional screens expose `entry(app) -> None`; until one does, point to the CLI."""
+        if not optional_screen(module_name):
+            return
+        module = importlib.import_module(module_name)
+        opener = getattr(module, entry, None)
+        if opener is None:
+            self.notify(f"Run `{command}` from the shell for this.", timeout=4)
+            return
+        opener(self.app)

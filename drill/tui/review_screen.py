@@ -1,0 +1,261 @@
+"""Review screen: front (Markdown) -> space reveals back + rubric -> 1-4 rate.
+
+The first card can come from the light first-paint read (a CardRecord) before the review
+session exists; ratings, undo, bury and suspend wait for the session (built once the app's
+heavy backend has loaded in a worker). Every action that changes state runs to completion,
+database commit included, before the next card is painted; keys that make no sense for the
+current state (rating an unrevealed card, undo with nothing to undo) are ignored.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Markdown, Static
+
+from drill.tui.formatting import RATING_NAMES, back_markdown, rating_label
+
+if TYPE_CHECKING:
+    from datetime import timedelta
+
+    from drill.home_data import FirstPaint
+    from drill.review_session import ReviewSession
+    from drill.tui.app import DrillApp
+
+
+class ShownCard(Protocol):
+    id: str
+    front: str
+    back: str
+
+    @property
+    def rubric(self) -> Any: ...
+
+
+class RatingChoice(Static):
+    """One of the four rating choices; clicking it rates like its key."""
+
+    def __init__(self, rating: int) -> None:
+        super().__init__(rating_label(rating, None), id=f"rate-{rating}", classes="rating")
+        self.rating = rating
+
+    async def on_click(self) -> None:
+        screen = self.screen
+        if isinstance(screen, ReviewScreen):
+            await screen.run_action(f"rate({self.rating})")
+
+
+class ReviewScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "space", "Show / Good"),
+        Binding("1", "rate(1)", "Again"),
+        Binding("2", "rate(2)", "Hard"),
+        Binding("3", "rate(3)", "Good"),
+        Binding("4", "rate(4)", "Easy"),
+        Binding("u", "undo", "Undo"),
+        Binding("b", "bury", "Bury"),
+        Binding("s", "suspend", "Suspend"),
+        Binding("escape,q", "leave", "Home"),
+    ]
+
+    def __init__(self, deck_id: str | None, title: str, first: FirstPaint | None = None) -> None:
+        super().__init__()
+        self._first = first  # light read: lets the first card paint before the session exists
+        self.deck_id = deck_id  # None: all decks
+        self.deck_title = title
+        self.session: ReviewSession | None = None
+        self.card: ShownCard | None = None
+        self.card_deck = ""
+        self.is_new = False
+        self.edited = False
+        self.revealed = False
+        self.shown_at = time.monotonic()
+        self._remaining_hint = 0
+
+    @property
+    def drill_app(self) -> DrillApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="review-status")
+        with VerticalScroll(id="card"):
+            yield Static("", id="edited-marker")
+            yield Markdown(id="front")
+            yield Static("", id="divider")
+            yield Markdown(id="back")
+        yield Static("space: show the answer", id="reveal-hint")
+        with Horizontal(id="ratings"):
+            for rating in RATING_NAMES:
+                yield RatingChoice(rating)
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        app = self.drill_app
+        if app.backend.heavy is not None:
+            self._first = None
+            self.session = app.backend.new_session(self.deck_id)
+            await self._show_from_session()
+            return
+        first, self._first = self._first, None
+        if first is None or first.first is None:
+            # Nothing light to show: wait for the session (the app's loader is running).
+            await self._attach_session()
+            return
+        self._remaining_hint = len(first.queue)
+        await self._show(
+            first.first,
+            deck=first.queue[0].deck_id,
+            is_new=first.queue[0].is_new,
+            edited=first.edited_since_review(first.first.id),
+        )
+
+    # --- session ---------------------------------------------------------------------------
+    async def _attach_session(self) -> bool:
+        """Build the session once the heavy backend is there; False if it failed to load."""
+        if self.session is not None:
+            return True
+        if not await self.drill_app.wait_heavy():
+            return False
+        self.session = self.drill_app.backend.new_session(self.deck_id)
+        current = self.session.current
+        if self.card is None or current is None or current.card.id != self.card.id:
+            await self._show_from_session()
+        else:
+            self._update_ratings()
+            self._update_status()
+        return True
+
+    async def on_heavy_loaded(self) -> None:
+        """Called by the app when the heavy backend finished loading."""
+        await self._attach_session()
+
+    async def _show_from_session(self) -> None:
+        assert self.session is not None
+        current = self.session.current
+        if current is None:
+            self._finish()
+            return
+        await self._show(
+            current.card, deck=current.deck_id, is_new=current.is_new, edited=current.edited
+        )
+
+    # --- painting --------------------------------------------------------------------------
+    async def _show(self, card: ShownCard, *, deck: str, is_new: bool, edited: bool) -> None:
+        self.card, self.card_deck, self.is_new, self.edited = card, deck, is_new, edited
+        self.revealed = False
+        marker = self.query_one("#edited-marker", Static)
+        marker.update("✎ edited since your last review" if edited else "")
+        marker.display = edited
+        await self.query_one("#front", Markdown).update(card.front)
+        back = self.query_one("#back", Markdown)
+        await back.update(back_markdown(card.back, list(card.rubric)))
+        back.display = False
+        self.query_one("#divider", Static).display = False
+        self.query_one("#reveal-hint", Static).display = True
+        self.query_one("#ratings", Horizontal).display = False
+        self.query_one("#card", VerticalScroll).scroll_home(animate=False)
+        self._update_status()
+        self.refresh_bindings()
+        self.shown_at = time.monotonic()
+        self.call_after_refresh(self.drill_app.card_painted, card.id)
+
+    def _reveal(self) -> None:
+        self.revealed = True
+        self.query_one("#back", Markdown).display = True
+        self.query_one("#divider", Static).display = True
+        self.query_one("#reveal-hint", Static).display = False
+        self.query_one("#ratings", Horizontal).display = True
+        self._update_ratings()
+        self.refresh_bindings()
+
+    def _update_ratings(self) -> None:
+        intervals: dict[int, timedelta] = {}
+        if self.session is not None:
+            intervals = self.session.preview_intervals()
+        for rating in RATING_NAMES:
+            choice = self.query_one(f"#rate-{rating}", RatingChoice)
+            choice.update(rating_label(rating, intervals.get(rating)))
+
+    def _update_status(self) -> None:
+        left = self.session.remaining if self.session is not None else self._remaining_hint
+        kind = "new" if self.is_new else "review"
+        stats = self.session.stats if self.session is not None else None
+        done = f" · {stats.reviewed} done" if stats and stats.reviewed else ""
+        text = f"{self.deck_title} · {self.card_deck} · {kind} · {left} left{done}"
+        self.query_one("#review-status", Static).update(text)
+
+    def _finish(self) -> None:
+        from drill.tui.summary_screen import SummaryScreen
+
+        stats = self.session.stats if self.session is not None else None
+        self.card = None
+        self.app.switch_screen(SummaryScreen(stats, self.deck_title))
+
+    # --- actions ---------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "rate":
+            return self.card is not None and self.revealed
+        if action in ("bury", "suspend"):
+            return True if self.card is not None else None
+        if action == "undo":
+            return True if self.session is not None and self.session.stats.reviewed else None
+        return True
+
+    async def action_space(self) -> None:
+        if self.card is None:
+            return
+        if not self.revealed:
+            self._reveal()
+        else:
+            await self.action_rate(3)
+
+    async def _session_on_shown_card(self) -> ReviewSession | None:
+        """The session, once its current card is the one on screen (None otherwise: the
+        session replaced the card while we waited, and acting on an unseen card is wrong)."""
+        if self.card is None:
+            return None
+        shown = self.card.id
+        if not await self._attach_session() or self.session is None:
+            return None
+        current = self.session.current
+        if current is None or current.card.id != shown or self.card is None:
+            return None
+        return self.session
+
+    async def action_rate(self, rating: int) -> None:
+        if self.card is None or not self.revealed:
+            return
+        if await self._session_on_shown_card() is None or self.session is None:
+            return
+        duration_ms = int((time.monotonic() - self.shown_at) * 1000)
+        self.session.rate(rating, duration_ms)  # returns after the commit
+        await self._show_from_session()
+
+    async def action_undo(self) -> None:
+        if self.session is None or not self.session.undo():
+            return
+        self.notify("Undid the last rating", timeout=2)
+        await self._show_from_session()
+
+    async def action_bury(self) -> None:
+        if await self._session_on_shown_card() is None or self.session is None:
+            return
+        self.session.bury()
+        self.notify("Buried until tomorrow", timeout=2)
+        await self._show_from_session()
+
+    async def action_suspend(self) -> None:
+        if await self._session_on_shown_card() is None or self.session is None:
+            return
+        self.session.suspend()
+        self.notify("Suspended", timeout=2)
+        await self._show_from_session()
+
+    def action_leave(self) -> None:
+        self.card = None
+        self.dismiss()
