@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from storage.migrations import LATEST_VERSION
@@ -40,9 +40,8 @@ class Snapshot:
 
 
 def _time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+    # stored as UTC without an offset (SQLModel's UTCDateTime on SQLite)
+    return datetime.fromisoformat(text + "+00:00") if text else None
 
 
 EMPTY = Snapshot(schedules={})

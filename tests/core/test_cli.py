@@ -123,3 +123,12 @@ def test_settings_change_the_daily_new_limit(
     (drill_home / "settings.toml").write_text("new_cards_per_day = 2\n")
     assert main(["due", "--json", "--decks", str(deck_dir)]) == 0
     assert json.loads(capsys.readouterr().out)["totals"]["new"] == 2
+
+
+def test_corrupt_database_is_one_line_exit_2(drill_home: Path) -> None:
+    drill_home.mkdir(parents=True, exist_ok=True)
+    (drill_home / "drill.sqlite3").write_bytes(b"this is not a database" * 100)
+    done = run_drill("due")
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("drill: error: cannot open database") and "not a database" in line
