@@ -61,14 +61,9 @@ def _deck_dirs(args: argparse.Namespace) -> list[Path]:
 
 
 def _open_store():  # -> MockStore (sqlmodel is imported here, not at module import)
-    from drill.mock.store import MockStore
-    from drill.paths import database_path
-    from storage.db import DatabaseError, open_database
+    from drill.mock.launch import open_store
 
-    try:
-        return MockStore(open_database(database_path()))
-    except DatabaseError as error:
-        raise MockError(str(error)) from None
+    return open_store()
 
 
 def _round_id(text: str) -> int:
@@ -158,15 +153,13 @@ def cmd_report(round_id: int, markdown: bool) -> int:
     return 0
 
 
-def _play(run: Any, store: Any, decks: Any) -> int:
-    from drill.mock.feedback import review_rater
+def _play(run: Any, rate: Any) -> int:
     from drill.tui.mock_screen import MockApp
 
-    app = MockApp(run, rate=review_rater(store.db, decks))
-    app.run()
+    MockApp(run, rate=rate).run()
     if run.dirty:
         run.autosave()
-    if not run.finished or store.load(run.round_id).status != "done":
+    if run.store.load(run.round_id).status != "done":
         print(f"Round {run.round_id} saved. Resume with: drill mock resume {run.round_id}")
     else:
         print(f"Report: drill mock report {run.round_id} --md")
@@ -174,28 +167,12 @@ def _play(run: Any, store: Any, decks: Any) -> int:
 
 
 def cmd_play(args: argparse.Namespace, name: str) -> int:
-    from drill.deck_loader import load_decks
-    from drill.mock.feedback import card_entries, mastery
-    from drill.mock.loader import find_round
-    from drill.mock.run import MockRun
+    from drill.mock.launch import start_round
 
-    definition = find_round(name, _deck_dirs(args))
-    store = _open_store()
-    decks = load_decks(getattr(args, "decks", None) or None)
-    run = MockRun.start_new(
-        store, definition, card_entries(decks), mastery=mastery(store.db), minutes=args.minutes
-    )
-    return _play(run, store, decks)
+    return _play(*start_round(name, args.minutes, getattr(args, "decks", None) or None))
 
 
 def cmd_resume(args: argparse.Namespace, round_id: int | None) -> int:
-    from drill.deck_loader import load_decks
-    from drill.mock.run import MockRun
+    from drill.mock.launch import resume_round
 
-    store = _open_store()
-    if round_id is None:
-        round_id = store.latest_unfinished()
-        if round_id is None:
-            raise MockError("no interrupted mock round to resume (see `drill mock history`)")
-    run = MockRun.resume(store, round_id)
-    return _play(run, store, load_decks(getattr(args, "decks", None) or None))
+    return _play(*resume_round(round_id, getattr(args, "decks", None) or None))
