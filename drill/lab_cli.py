@@ -67,7 +67,10 @@ def _error(message: str) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from trainer_lab.catalogue import CATALOGUE
+    from trainer_lab.catalogue import CATALOGUE, CATALOGUE_ERRORS
+
+    for module, error in CATALOGUE_ERRORS.items():
+        print(f"drill lab: warning: lab module {module} failed to load: {error}", file=sys.stderr)
 
     if args.json:
         rows = [

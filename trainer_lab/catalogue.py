@@ -1,7 +1,9 @@
 """The lab catalogue (torch-free): every module trainer_lab/labs/<name>.py with a SPEC.
 
 Lab modules are found by name, so adding a lab never touches this file. Modules whose name
-ends in `_worker` import torch and are skipped.
+ends in `_worker` import torch and are skipped. A lab module that fails to import does not take
+the catalogue down: its error is kept in CATALOGUE_ERRORS (module -> one line) and reported by
+`drill lab list`; the test suite asserts there are none.
 """
 
 from __future__ import annotations
@@ -20,12 +22,20 @@ class UnknownLabError(ParamError):
     """A lab name that is not in the catalogue; the message lists the valid names."""
 
 
+CATALOGUE_ERRORS: dict[str, str] = {}
+
+
 def _discover() -> dict[str, LabSpec]:
     found: list[LabSpec] = []
     for info in pkgutil.iter_modules(labs.__path__):
         if info.name.startswith("_") or info.name.endswith("_worker"):
             continue
-        module = importlib.import_module(f"{labs.__name__}.{info.name}")
+        name = f"{labs.__name__}.{info.name}"
+        try:
+            module = importlib.import_module(name)
+        except Exception as error:  # one broken lab must not hide the others
+            CATALOGUE_ERRORS[name] = f"{type(error).__name__}: {error}"
+            continue
         spec = getattr(module, "SPEC", None)
         if isinstance(spec, LabSpec):
             if not spec.driver:

@@ -129,6 +129,7 @@ class Trainer:
             return next(self._batches)
         except StopIteration:
             self.epoch += 1
+            self.sampler.consumed = 0  # epoch progress resets even when set_epoch is forgotten
             self._start_epoch()
             return next(self._batches)
 

@@ -89,3 +89,9 @@ def test_param_parsing_is_typed() -> None:
     }
     with pytest.raises(ParamError):
         lab_cli.parse_params(spec, ["steps=0"])
+
+
+def test_every_lab_module_loads() -> None:
+    from trainer_lab.catalogue import CATALOGUE_ERRORS
+
+    assert CATALOGUE_ERRORS == {}
