@@ -32,7 +32,7 @@ class HomeScreen(Screen[None]):
         Binding("a", "review_all", "Review all"),
         Binding("m", "mock", "Mock round"),
         Binding("L", "labs", "Labs"),
-        Binding("q", "quit", "Quit"),
+        Binding("q", "app.quit", "Quit"),
     ]
 
     def __init__(self) -> None:

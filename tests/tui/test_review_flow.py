@@ -263,4 +263,6 @@ async def test_nothing_due_stays_home(make_app, query) -> None:
         await pilot.pause()
         assert isinstance(pilot.app.screen, HomeScreen)
         await pilot.press("q")
+        await pilot.pause()
+        assert not pilot.app.is_running and pilot.app.return_code == 0
     assert query("SELECT count(*) FROM review_log") == [(2,)]
