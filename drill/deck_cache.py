@@ -121,6 +121,15 @@ def cache_path() -> Path:
     return cache_dir() / "decks.pickle"
 
 
+def _cache_version() -> tuple[int, int, int]:
+    """Changes when the deck models change: validated data from older rules is not reused."""
+    try:
+        stat = (Path(__file__).resolve().parent / "deck_models.py").stat()
+    except OSError:
+        return (CACHE_VERSION, 0, 0)
+    return (CACHE_VERSION, stat.st_mtime_ns, stat.st_size)
+
+
 def read_cache() -> dict[str, FileEntry]:
     """Cached entries by resolved path; {} when missing, unreadable or from another version."""
     try:
@@ -128,7 +137,7 @@ def read_cache() -> dict[str, FileEntry]:
             version, entries = pickle.load(handle)
     except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
         return {}
-    return entries if version == CACHE_VERSION and isinstance(entries, dict) else {}
+    return entries if version == _cache_version() and isinstance(entries, dict) else {}
 
 
 def write_cache(entries: dict[str, FileEntry]) -> None:
@@ -138,7 +147,7 @@ def write_cache(entries: dict[str, FileEntry]) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".decks-", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump((CACHE_VERSION, entries), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((_cache_version(), entries), handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, target)
     except OSError:
         # A read-only home only costs speed: the next start validates again.

@@ -140,3 +140,13 @@ def test_link_checkers_report_without_skipping(
         f"{deck_dir / 'basics.yaml'}:10: card beta: unknown lab 'nope'"
     ]
     assert decks.card("beta") is not None
+
+
+def test_decks_rebuilt_from_cache_equal_freshly_validated_ones() -> None:
+    load_decks()  # fills the cache
+    cached, fresh = load_decks(), load_decks(use_cache=False)
+    assert [d.deck for d in cached.decks] == [d.deck for d in fresh.decks]
+    assert any(card.lab is not None for card in cached.all_cards())  # nested models covered
+    assert any(card.predict is not None for card in cached.all_cards())
+    lab_card = next(card for card in cached.all_cards() if card.lab is not None)
+    assert type(lab_card.lab).__name__ == "LabLink"
