@@ -142,11 +142,31 @@ def test_link_checkers_report_without_skipping(
     assert decks.card("beta") is not None
 
 
-def test_decks_rebuilt_from_cache_equal_freshly_validated_ones() -> None:
-    load_decks()  # fills the cache
-    cached, fresh = load_decks(), load_decks(use_cache=False)
+LAB_CARD = """\
+  - id: linked
+    level: hard
+    front: Q
+    back: A
+    lab:
+      run: resume
+      params: {resume_from: weights_only, steps: 3, lr: 0.5, strict: true}
+      world_size: 2
+      expect: ["loss_jump_ratio >= 2"]
+    predict:
+      ask: The first loss after resume is ...
+      choices:
+        - {text: about the same, when: "loss_jump_ratio < 1.2"}
+        - {text: clearly higher, when: "loss_jump_ratio >= 2"}
+"""
+
+
+def test_decks_rebuilt_from_cache_equal_freshly_validated_ones(deck_dir: Path) -> None:
+    (deck_dir / "linked.yaml").write_text("deck: linked\ntitle: L\ncards:\n" + LAB_CARD)
+    load_decks([deck_dir])  # fills the cache
+    cached, fresh = load_decks([deck_dir]), load_decks([deck_dir], use_cache=False)
     assert [d.deck for d in cached.decks] == [d.deck for d in fresh.decks]
-    assert any(card.lab is not None for card in cached.all_cards())  # nested models covered
-    assert any(card.predict is not None for card in cached.all_cards())
-    lab_card = next(card for card in cached.all_cards() if card.lab is not None)
-    assert type(lab_card.lab).__name__ == "LabLink"
+    card = cached.card("linked")
+    assert card is not None and card.lab is not None and card.predict is not None
+    assert type(card.lab).__name__ == "LabLink" and card.lab.params["steps"] == 3
+    assert type(card.predict.choices[1]).__name__ == "PredictChoice"
+    assert card.content_hash() == fresh.card("linked").content_hash()  # type: ignore[union-attr]
