@@ -56,10 +56,9 @@ class DrillApp(App[int]):
         return self.backend.heavy is not None
 
     def card_painted(self, card_id: str) -> None:
-        if self._heavy_worker is None:
-            self._start_heavy_load()
         if self.on_card_painted is not None:
             self.on_card_painted(card_id)
+        self._start_heavy_load()  # no-op once started
 
     # --- lifecycle ---------------------------------------------------------------------------
     _heavy_worker: Worker[Heavy] | None = None
