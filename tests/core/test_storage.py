@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -135,3 +137,36 @@ def test_snapshot_reads_what_the_repository_wrote(tmp_path: Path) -> None:
     assert gamma.buried_until == T0 + timedelta(hours=16)
     assert snapshot.introduced_since(T0) == 1
     assert snapshot.introduced_since(T0 + timedelta(seconds=1)) == 0
+
+
+WRITER = """
+import sys
+from datetime import UTC, datetime
+from storage.db import open_database
+
+db = open_database(__import__("pathlib").Path(sys.argv[1]))
+for i in range(25):
+    db.record_review(f"{sys.argv[2]}{i % 3}", "d", 3, datetime.now(UTC), 5, "h",
+                     lambda before: {"state": 2, "due": datetime.now(UTC)})
+print("done", flush=True)
+"""
+
+
+def test_two_processes_create_migrate_and_write_the_same_file(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite3"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), prefix],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for prefix in ("p", "q")
+    ]
+    results = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], results
+    db = open_database(path)
+    assert db.review_count() == 50
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
