@@ -63,7 +63,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"drill {__version__}")
     _add_decks_option(parser, top=True)
-    parser.add_argument("--deck", metavar="ID", help="with no command: review only this deck")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     decks = sub.add_parser("decks", help="list or check decks", description="List or check decks.")
