@@ -1,0 +1,97 @@
+"""hang lab: every scenario at W=2 (mismatch at W=3, where a majority names the victim), the
+root cause comes from the logs, nothing is left running, and each check can fail."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trainer_lab.runner import run_lab
+
+pytestmark = pytest.mark.lab
+
+
+def processes_mentioning(path: Path) -> list[int]:
+    """Live processes whose command line names `path` (workers carry RUN/spec.json), wherever
+    they were reparented to."""
+    found = []
+    needle = str(path).encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in cmdline and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+def run(tmp_path: Path, world_size: int, **params: Any) -> dict[str, Any]:
+    result = run_lab("hang", params, world_size, tmp_path, timeout_s=60)
+    assert processes_mentioning(tmp_path) == []
+    assert result["duration_s"] <= 60
+    return result
+
+
+def checks(result: dict[str, Any]) -> dict[str, bool]:
+    return {c["name"]: c["passed"] for c in result["checks"]}
+
+
+def test_skip_peers_time_out_and_the_silent_rank_is_blamed(tmp_path: Path) -> None:
+    result = run(tmp_path, 2, scenario="skip", collective_timeout_s=2.0)
+    assert result["status"] == "ok", result
+    obs = result["observations"]
+    assert 1.6 <= obs["seconds_to_failure"] <= 12
+    assert obs["survivor_errors"] == {"0": "timeout"}
+    assert obs["root_cause"]["rank"] == 1 and obs["root_cause"]["kind"] == "hang"
+
+
+def test_naive_blame_names_the_timed_out_peer_instead(tmp_path: Path) -> None:
+    result = run(tmp_path, 2, scenario="skip", collective_timeout_s=2.0, blame="first_error")
+    assert result["status"] == "failed"
+    assert checks(result) == {"peers_time_out": True, "root_cause_is_victim": False}
+    assert result["observations"]["root_cause"]["rank"] == 0
+
+
+def test_dead_rank_survivors_fail_fast_with_the_crash_as_root_cause(tmp_path: Path) -> None:
+    result = run(tmp_path, 2, scenario="dead-rank", collective_timeout_s=10.0)
+    assert result["status"] == "ok", result
+    obs = result["observations"]
+    root = obs["root_cause"]
+    assert root["rank"] == 1 and root["kind"] == "exception"
+    assert "simulated fault on rank 1" in root["message"]
+    assert obs["seconds_to_failure"] is None or obs["seconds_to_failure"] < 10
+
+
+def test_straggler_is_named_by_monitored_barrier(tmp_path: Path) -> None:
+    result = run(tmp_path, 2, scenario="straggler", collective_timeout_s=2.0)
+    assert result["status"] == "ok", result
+    assert result["observations"]["named_late_ranks"] == [1]
+
+
+def test_plain_barrier_names_nobody(tmp_path: Path) -> None:
+    result = run(tmp_path, 2, scenario="straggler", collective_timeout_s=2.0, monitored=False)
+    assert result["status"] == "failed"
+    assert checks(result)["names_late_rank"] is False
+
+
+def test_mismatch_detail_is_immediate_plain_times_out_at_world_size_3(tmp_path: Path) -> None:
+    result = run(tmp_path, 3, scenario="mismatch", collective_timeout_s=3.0)
+    assert result["status"] == "ok", result
+    obs = result["observations"]
+    assert obs["detail"]["seconds_to_failure"] < 1.5 and obs["detail"]["names_op_and_shape"]
+    assert obs["plain"]["outcome"] == "timeout" and obs["plain"]["seconds_to_failure"] >= 2.4
+    assert obs["root_cause"]["rank"] == 2 and obs["root_cause"]["kind"] == "mismatch"
+
+
+def test_mismatch_without_detail_env_fails_the_detail_check(tmp_path: Path) -> None:
+    result = run(tmp_path, 2, scenario="mismatch", collective_timeout_s=2.0, detail=False)
+    assert result["status"] == "failed"
+    assert checks(result)["detail_fails_fast"] is False
+    assert checks(result)["plain_gives_no_diagnosis"] is True
