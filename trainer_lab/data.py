@@ -103,5 +103,8 @@ def build_loader(
         sampler=sampler,
         drop_last=cfg.drop_last,
         num_workers=0,
+        # Its own generator: otherwise every iter(loader) draws a seed from the global RNG,
+        # and a resumed run (one extra iter() mid-epoch) would shift the dropout RNG stream.
+        generator=torch.Generator().manual_seed(cfg.seed),
     )
     return loader, sampler
