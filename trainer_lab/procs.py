@@ -33,10 +33,12 @@ def _prctl(option: int, value: int) -> bool:
 def die_with_parent(expected_parent: int | None = None) -> None:
     """Ask the kernel to SIGKILL this process when its parent exits.
 
-    When the parent already died before we got here (we were reparented), exit at once.
+    When the parent already died before the prctl took effect (we were reparented), exit at
+    once. Without expected_parent, the parent is read just before the prctl.
     """
+    parent = expected_parent if expected_parent is not None else os.getppid()
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if expected_parent is not None and os.getppid() != expected_parent:
+    if os.getppid() != parent:
         os._exit(137)
 
 

@@ -15,9 +15,7 @@ import os
 
 from trainer_lab.procs import die_with_parent
 
-die_with_parent()
-if os.getppid() == 1:  # our launcher died before prctl took effect
-    os._exit(137)
+die_with_parent()  # before the slow torch import: torchrun may die while we load
 
 import argparse  # noqa: E402
 import importlib  # noqa: E402

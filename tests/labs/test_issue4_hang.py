@@ -3,33 +3,15 @@ root cause comes from the logs, nothing is left running, and each check can fail
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.labs.issue4_support import checks, processes_mentioning
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
-
-
-def processes_mentioning(path: Path) -> list[int]:
-    """Live processes whose command line names `path` (workers carry RUN/spec.json), wherever
-    they were reparented to."""
-    found = []
-    needle = str(path).encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if needle in cmdline and state not in ("Z", "X"):
-            found.append(int(entry))
-    return found
 
 
 def run(tmp_path: Path, world_size: int, **params: Any) -> dict[str, Any]:
@@ -37,10 +19,6 @@ def run(tmp_path: Path, world_size: int, **params: Any) -> dict[str, Any]:
     assert processes_mentioning(tmp_path) == []
     assert result["duration_s"] <= 60
     return result
-
-
-def checks(result: dict[str, Any]) -> dict[str, bool]:
-    return {c["name"]: c["passed"] for c in result["checks"]}
 
 
 def test_skip_peers_time_out_and_the_silent_rank_is_blamed(tmp_path: Path) -> None:

@@ -1,0 +1,29 @@
+"""Helpers shared by the issue-4 lab tests (test_issue4_*.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+def processes_mentioning(path: Path) -> list[int]:
+    """Live processes whose command line names `path` (workers carry RUN/spec.json), wherever
+    they were reparented to: none may survive a lab."""
+    found = []
+    needle = str(path).encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in cmdline and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+def checks(result: dict[str, Any]) -> dict[str, bool]:
+    return {c["name"]: c["passed"] for c in result["checks"]}
