@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+_ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+
 PHASES = ("data_wait", "h2d", "forward", "backward", "grad_sync", "optimizer", "checkpoint")
 
 
@@ -26,7 +28,7 @@ class EventWriter:
 
     def write(self, event: str, **fields: Any) -> None:
         record = {"event": event, "rank": self.rank, "time": time.time(), **fields}
-        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._file.write(_ENCODE(record) + "\n")
         self._file.flush()
 
     def close(self) -> None:
