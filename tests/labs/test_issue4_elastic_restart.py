@@ -1,0 +1,37 @@
+"""elastic-restart lab: torchrun restarts the crashed group, the run resumes from the latest
+committed checkpoint and ends bit-identical to an uncrashed run; a weights-only resume fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.labs.issue4_support import checks, processes_mentioning
+from trainer_lab.runner import run_lab
+
+pytestmark = pytest.mark.lab
+
+
+def test_restart_resumes_from_latest_checkpoint_with_the_same_final_loss(tmp_path: Path) -> None:
+    result = run_lab("elastic-restart", {}, 2, tmp_path, 90)
+    assert processes_mentioning(tmp_path) == []
+    assert result["status"] == "ok", result
+    obs = result["observations"]
+    assert obs["restarts"] == 1
+    assert obs["resumed_from_step"] == 4 and obs["redone_steps"] == 3
+    assert obs["final_loss"] == obs["reference_final_loss"]
+    assert (tmp_path / "failures" / "rank1.json").exists()
+
+
+def test_weights_only_resume_ends_at_another_loss(tmp_path: Path) -> None:
+    params = {"resume": "model_only", "steps": 8, "crash_step": 5}
+    result = run_lab("elastic-restart", params, 2, tmp_path, 90)
+    assert processes_mentioning(tmp_path) == []
+    assert result["status"] == "failed"
+    assert checks(result) == {
+        "job_restarted": True,
+        "resumed_from_latest_checkpoint": True,
+        "final_loss_matches": False,
+    }
+    assert result["observations"]["final_loss_diff"] > 0
