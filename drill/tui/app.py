@@ -64,6 +64,7 @@ class DrillApp(App[int]):
     _heavy_worker: Worker[Heavy] | None = None
 
     def on_mount(self) -> None:
+        self._drill_loop = asyncio.get_running_loop()
         home = HomeScreen()
         self.push_screen(home)
         cold = self._first is None
@@ -81,8 +82,17 @@ class DrillApp(App[int]):
     def _start_heavy_load(self) -> None:
         if self._heavy_worker is None:
             self._heavy_worker = self.run_worker(
-                self.backend.load_heavy, name="load-heavy", thread=True, exit_on_error=False
+                self._load_heavy, name="load-heavy", thread=True, exit_on_error=False
             )
+
+    def _load_heavy(self) -> Heavy:
+        # Runs in the worker thread. The event is set straight on the loop, not through the
+        # app's message queue: an action awaiting wait_heavy() may be holding that queue.
+        loop = self._drill_loop
+        try:
+            return self.backend.load_heavy()
+        finally:
+            loop.call_soon_threadsafe(self._heavy_done.set)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is not self._heavy_worker:
@@ -90,13 +100,12 @@ class DrillApp(App[int]):
         if event.state == WorkerState.ERROR:
             error = event.worker.error
             self.load_error = f"{type(error).__name__}: {error}"
-            self._heavy_done.set()
             message = f"drill: error: cannot load decks or database: {error}"
             self.exit(return_code=2, message=message)
             return
         if event.state != WorkerState.SUCCESS:
             return
-        self._heavy_done.set()
+        await self._heavy_done.wait()  # set by the thread via the loop, normally already
         from drill.tui.review_screen import ReviewScreen
 
         for screen in self.screen_stack:

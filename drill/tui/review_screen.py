@@ -9,6 +9,7 @@ current state (rating an unrevealed card, undo with nothing to undo) are ignored
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -76,6 +77,7 @@ class ReviewScreen(Screen[None]):
         self.revealed = False
         self.shown_at = time.monotonic()
         self._remaining_hint = 0
+        self._attach_lock = asyncio.Lock()
 
     @property
     def drill_app(self) -> DrillApp:
@@ -103,8 +105,10 @@ class ReviewScreen(Screen[None]):
             return
         first, self._first = self._first, None
         if first is None or first.first is None:
-            # Nothing light to show: wait for the session (the app's loader is running).
-            await self._attach_session()
+            # Cold start: nothing light to show; the app calls on_heavy_loaded() when ready.
+            self.query_one("#review-status", Static).update("Loading decks…")
+            self.query_one("#reveal-hint", Static).display = False
+            self.query_one("#ratings", Horizontal).display = False
             return
         self._remaining_hint = len(first.queue)
         await self._show(
@@ -117,11 +121,12 @@ class ReviewScreen(Screen[None]):
     # --- session ---------------------------------------------------------------------------
     async def _attach_session(self) -> bool:
         """Build the session once the heavy backend is there; False if it failed to load."""
-        if self.session is not None:
-            return True
-        if not await self.drill_app.wait_heavy():
-            return False
-        self.session = self.drill_app.backend.new_session(self.deck_id)
+        async with self._attach_lock:  # on_heavy_loaded and a key may both get here
+            if self.session is not None:
+                return True
+            if not await self.drill_app.wait_heavy():
+                return False
+            self.session = self.drill_app.backend.new_session(self.deck_id)
         current = self.session.current
         if self.card is None or current is None or current.card.id != self.card.id:
             await self._show_from_session()

@@ -207,6 +207,20 @@ async def test_start_review_paints_first_card_before_the_session_loads(make_app,
 
 
 @run_async
+async def test_cold_start_straight_into_review(make_app, query) -> None:
+    # No deck cache and no database yet: the first card appears once the worker has loaded.
+    painted: list[str] = []
+    app = make_app(start_review="all", on_card_painted=painted.append)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = review_screen(pilot)
+        assert painted == ["a1"] and screen.card is not None and screen.card.id == "a1"
+        await pilot.press("space", "4")
+        assert log_rows(query) == [("a1", 4)]
+        assert painted == ["a1", "a2"]
+
+
+@run_async
 async def test_edited_card_shows_a_marker(make_app, deck_dir, clock) -> None:
     async with make_app().run_test(size=SIZE) as pilot:
         await settle(pilot)

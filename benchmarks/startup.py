@@ -1,0 +1,307 @@
+"""Startup and rating-latency benchmark for the drill TUI (a script, not a test).
+
+Builds 5,000 cards (generated deck files in a temp DRILL_DECKS dir) and 100,000 review-log rows
+in a temp DRILL_HOME, then prints medians over several runs of
+  (a) process start -> first review card painted, the real app, headless;
+  (b) the same for a bare Textual app with the same widgets and stylesheet (no decks, no DB);
+and their ratio; and the median time from a rating keypress to the next card painted.
+Targets: ratio <= 1.3, rating -> next card <= 50 ms.
+
+    python benchmarks/startup.py [--runs 7] [--ratings 30]
+
+Each measured process is a fresh interpreter; the clock starts in the parent just before the
+spawn and stops when the child reports the paint on stdout. One untimed run first builds the
+deck cache (the state every later start finds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TCSS = REPO / "drill" / "tui" / "drill.tcss"
+SAMPLE_FRONT = "Why does **gradient accumulation** change the meaning of `lr` in a sweep? (#0)"
+SAMPLE_BACK = (
+    "Each optimizer step sees `micro_batch * accum * world` samples; the step count drops.\n\n"
+    "- keep tokens per step fixed when comparing runs\n- rescale warmup in steps\n"
+)
+
+
+# --- data ----------------------------------------------------------------------------------
+def write_decks(deck_dir: Path, cards: int, decks: int) -> list[str]:
+    """`cards` cards split over `decks` YAML files; returns the card ids in deck order."""
+    deck_dir.mkdir(parents=True, exist_ok=True)
+    ids: list[str] = []
+    per_deck = cards // decks
+    for d in range(decks):
+        lines = [f"deck: bench-{d}", f"title: Benchmark deck {d}", "cards:"]
+        for c in range(per_deck):
+            card_id = f"bench-{d}-{c}"
+            ids.append(card_id)
+            lines += [
+                f"  - id: {card_id}",
+                "    level: medium",
+                "    tags: [bench, generated]",
+                f'    front: "Why does **gradient accumulation** change `lr`? (#{d}-{c})"',
+                "    back: |",
+                "      Each optimizer step sees `micro_batch * accum * world` samples.",
+                "",
+                "      - keep tokens per step fixed when comparing runs",
+                "      - rescale warmup in steps",
+                "    rubric: [tokens per step, warmup in steps]",
+            ]
+        (deck_dir / f"bench-{d}.yaml").write_text("\n".join(lines) + "\n")
+    return ids
+
+
+def fill_database(db_path: Path, card_ids: list[str], reviews: int) -> None:
+    """Schema via the app's own open_database, rows via sqlite3 (fast bulk insert): every
+    card reviewed before, ~10% due now, `reviews` log rows spread over them."""
+    sys.path.insert(0, str(REPO))
+    from storage.db import open_database
+    from storage.schema_names import CARD_STATE, REVIEW_LOG, TIMESTAMP_FORMAT
+
+    open_database(db_path).close()
+    rng = random.Random(7)
+    now = datetime.now(UTC).replace(tzinfo=None)
+
+    def ts(moment: datetime) -> str:
+        return moment.strftime(TIMESTAMP_FORMAT)
+
+    states = []
+    for card_id in card_ids:
+        due = now + timedelta(days=rng.uniform(-3, 30))
+        deck_id = card_id.rsplit("-", 1)[0]
+        states.append(
+            (
+                card_id,
+                deck_id,
+                2,
+                None,
+                rng.uniform(1, 60),
+                rng.uniform(2, 8),
+                ts(due),
+                ts(due - timedelta(days=5)),
+                20,
+                1,
+                0,
+                None,
+                None,
+                ts(now - timedelta(days=90)),
+            )
+        )
+    per_card = max(1, reviews // len(card_ids))
+    state_json = json.dumps({"state": 2, "stability": 12.5, "difficulty": 5.1, "reps": 3})
+    log = []
+    for i in range(reviews):
+        card_id = card_ids[(i // per_card) % len(card_ids)]
+        when = now - timedelta(days=90) + timedelta(minutes=i)
+        log.append(
+            (
+                card_id,
+                card_id.rsplit("-", 1)[0],
+                rng.randint(1, 4),
+                ts(when),
+                rng.randint(800, 20_000),
+                state_json,
+                state_json,
+                None,
+            )
+        )
+    conn = sqlite3.connect(db_path)
+    with conn:
+        conn.executemany(f"INSERT INTO {CARD_STATE} VALUES ({','.join('?' * 14)})", states)
+        conn.executemany(
+            f"INSERT INTO {REVIEW_LOG} (card_id, deck_id, rating, reviewed_at, duration_ms, "
+            "state_before, state_after, content_hash) VALUES (?,?,?,?,?,?,?,?)",
+            log,
+        )
+    conn.close()
+
+
+# --- children ------------------------------------------------------------------------------
+def child_drill(mode: str, ratings: int) -> None:
+    from drill.tui.app import AppOptions, DrillApp
+
+    painted: list[tuple[str, float]] = []
+
+    def on_paint(card_id: str) -> None:
+        painted.append((card_id, time.perf_counter()))
+        if mode == "start":
+            print("PAINTED", flush=True)
+            app.exit()
+
+    app = DrillApp(AppOptions(start_review="all"), on_card_painted=on_paint)
+    if mode == "start":
+        app.run(headless=True)
+        return
+
+    import asyncio
+
+    async def rate_loop() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await app.wait_heavy()
+            await pilot.pause()
+            latencies = []
+            for _ in range(ratings):
+                await pilot.press("space")
+                count = len(painted)
+                start = time.perf_counter()
+                await pilot.press("3")
+                if len(painted) <= count:
+                    raise SystemExit("no card painted after a rating")
+                latencies.append(painted[count][1] - start)
+            print("LATENCIES " + json.dumps(latencies), flush=True)
+
+    asyncio.run(rate_loop())
+
+
+def child_bare() -> None:
+    """Same widgets and stylesheet as the real home + review screens, fixed text, no data."""
+    from textual.app import App, ComposeResult
+    from textual.containers import Horizontal, VerticalScroll
+    from textual.screen import Screen
+    from textual.widgets import DataTable, Footer, Markdown, Static
+
+    class Home(Screen[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("drill · review", id="home-title")
+            table: DataTable[str] = DataTable(id="decks", cursor_type="row", zebra_stripes=True)
+            table.add_columns("Deck", "Due", "New", "Next due")
+            for d in range(12):
+                table.add_row(f"Benchmark deck {d}", "40", "20", "now", key=str(d))
+            yield table
+            yield Static("All decks", id="home-totals")
+            yield Footer()
+
+    class Review(Screen[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("All decks · bench-0 · review · 500 left", id="review-status")
+            with VerticalScroll(id="card"):
+                yield Static("", id="edited-marker")
+                yield Markdown(id="front")
+                yield Static("", id="divider")
+                yield Markdown(id="back")
+            yield Static("space: show the answer", id="reveal-hint")
+            with Horizontal(id="ratings"):
+                for rating, name in enumerate(("Again", "Hard", "Good", "Easy"), 1):
+                    yield Static(f"{rating} {name}", id=f"rate-{rating}", classes="rating")
+            yield Footer()
+
+        async def on_mount(self) -> None:
+            await self.query_one("#front", Markdown).update(SAMPLE_FRONT)
+            back = self.query_one("#back", Markdown)
+            await back.update(SAMPLE_BACK)
+            back.display = False
+            self.query_one("#ratings").display = False
+            self.call_after_refresh(self.painted)
+
+        def painted(self) -> None:
+            print("PAINTED", flush=True)
+            self.app.exit()
+
+    class Bare(App[None]):
+        CSS_PATH = TCSS
+
+        def on_mount(self) -> None:
+            self.push_screen(Home())
+            self.push_screen(Review())
+
+    Bare().run(headless=True)
+
+
+# --- parent --------------------------------------------------------------------------------
+def time_start(kind: str, env: dict[str, str]) -> float:
+    """Seconds from spawning the child to its 'first card painted' line."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", kind],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("PAINTED"):
+            elapsed = time.perf_counter() - start
+            break
+    else:
+        raise SystemExit(f"{kind} child ended without painting: {proc.stderr.read()[-2000:]}")
+    proc.wait(timeout=60)
+    return elapsed
+
+
+def run_ratings(env: dict[str, str], ratings: int) -> list[float]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", "rate", "--ratings", str(ratings)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    for line in done.stdout.splitlines():
+        if line.startswith("LATENCIES "):
+            return json.loads(line.split(" ", 1)[1])
+    raise SystemExit(f"rating child failed: {done.stderr[-2000:]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=5000)
+    parser.add_argument("--decks", type=int, default=5)
+    parser.add_argument("--reviews", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--ratings", type=int, default=30)
+    parser.add_argument("--child", choices=["start", "rate", "bare"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child == "bare":
+        child_bare()
+        return 0
+    if args.child:
+        child_drill(args.child, args.ratings)
+        return 0
+
+    with tempfile.TemporaryDirectory(prefix="drill-bench-") as tmp:
+        home, deck_dir = Path(tmp) / "home", Path(tmp) / "decks"
+        env = {**os.environ, "DRILL_HOME": str(home), "DRILL_DECKS": str(deck_dir)}
+        os.environ.update(DRILL_HOME=env["DRILL_HOME"], DRILL_DECKS=env["DRILL_DECKS"])
+        ids = write_decks(deck_dir, args.cards, args.decks)
+        fill_database(home / "drill.sqlite3", ids, args.reviews)
+        print(f"data: {len(ids)} cards in {args.decks} deck files, {args.reviews} review rows")
+
+        cold = time_start("start", env)  # builds the deck cache
+        print(f"cold start (no deck cache yet): {cold * 1000:.0f} ms")
+        drill_times, bare_times = [], []
+        for _ in range(args.runs):
+            bare_times.append(time_start("bare", env))
+            drill_times.append(time_start("start", env))
+        drill_ms = statistics.median(drill_times) * 1000
+        bare_ms = statistics.median(bare_times) * 1000
+        print(f"(a) drill: start -> first card painted, median of {args.runs}: {drill_ms:.0f} ms")
+        print(f"(b) bare Textual app, same widgets, median of {args.runs}: {bare_ms:.0f} ms")
+        print(f"ratio a/b: {drill_ms / bare_ms:.2f} (target <= 1.3)")
+
+        latencies = run_ratings(env, args.ratings)
+        rate_ms = statistics.median(latencies) * 1000
+        print(
+            f"rating keypress -> next card painted, median of {len(latencies)}: {rate_ms:.1f} ms"
+            f" (max {max(latencies) * 1000:.1f} ms; target <= 50 ms)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
