@@ -38,6 +38,37 @@ def emit(record: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+class StepTail:
+    """Follows rank 0's events file of a running launch and reports its latest step."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.step: int | None = None
+        self.label: str | None = None
+
+    def poll(self) -> bool:
+        """Read new whole lines; True when a new step was seen."""
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                chunk = handle.read()
+        except OSError:
+            return False
+        end = chunk.rfind(b"\n") + 1
+        self.offset += end
+        seen = False
+        for line in chunk[:end].splitlines():
+            if b'"event":"step"' not in line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            self.step, self.label, seen = record.get("step"), record.get("run"), True
+        return seen
+
+
 @dataclass
 class LabRun:
     spec: LabSpec
@@ -96,6 +127,16 @@ class LabRun:
         if remaining <= 0:
             raise LabTimeout(f"deadline passed before launching {label}")
         self.progress(f"launching {label} on {world_size or self.world_size} ranks")
+        tail = StepTail(self.run_dir(variant) / "events-rank0.jsonl")
+        last_report = [0.0]
+
+        def report_steps() -> None:
+            now = time.monotonic()
+            if now - last_report[0] >= 0.5 and tail.poll():
+                last_report[0] = now
+                run_name = f" {tail.label}" if tail.label else ""
+                self.progress(f"{label}:{run_name} step {tail.step}")
+
         result = launch(
             task,
             spec or {},
@@ -105,6 +146,7 @@ class LabRun:
             env=env,
             max_restarts=max_restarts,
             extra_args=extra_args,
+            on_poll=report_steps,
         )
         self.launches.append({"variant": label, **result.to_dict()})
         if self.backend is None:
@@ -115,7 +157,8 @@ class LabRun:
             raise LabTimeout(f"{label}: deadline passed ({result.root_cause})", result.root_cause)
         if result.status != "ok" and not expect_failure:
             raise LabError(f"{label} failed: {result.root_cause}", result.root_cause)
-        self.progress(f"{label} finished in {result.duration_s:.1f} s", advance=1)
+        outcome = "finished" if result.ok else f"failed as expected ({result.root_cause})"
+        self.progress(f"{label} {outcome} in {result.duration_s:.1f} s", advance=1)
         return result
 
     def events(self, variant: str | None = None) -> dict[int, list[dict[str, Any]]]:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -132,8 +133,12 @@ def launch(
     env: dict[str, str] | None = None,
     max_restarts: int = 0,
     extra_args: tuple[str, ...] = (),
+    on_poll: Callable[[], None] | None = None,
 ) -> LaunchResult:
-    """Run `task` (module:function) on `world_size` ranks via torchrun; never outlives timeout_s."""
+    """Run `task` (module:function) on `world_size` ranks via torchrun; never outlives timeout_s.
+
+    on_poll is called about every 50 ms while the job runs (e.g. to stream progress).
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
     spec = {**spec, "run_dir": str(run_dir)}
     spec_path = run_dir / "spec.json"
@@ -160,6 +165,8 @@ def launch(
                     break
                 except subprocess.TimeoutExpired:
                     pass
+                if on_poll is not None:
+                    on_poll()
                 if cancel is not None and cancel.is_set():
                     status = "cancelled"
                 elif time.monotonic() - start > timeout_s:

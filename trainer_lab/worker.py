@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 
-from trainer_lab.procs import die_with_parent
+from trainer_lab.procs import PARENT_ENV, die_with_parent
 
-die_with_parent()  # before the slow torch import: torchrun may die while we load
+# First thing, before the slow torch import: torchrun may die while we load. torchrun (through
+# trainer_lab._torchrun) tells us its pid, so a worker already orphaned exits at once.
+die_with_parent(int(os.environ[PARENT_ENV]) if PARENT_ENV in os.environ else None)
 
 import argparse  # noqa: E402
 import importlib  # noqa: E402
