@@ -28,3 +28,4 @@ def test_trainer_checkpoint_and_sampler_facts() -> None:
     assert facts["restored_step_with_other_steps"] == 6
     assert facts["resumed_losses_equal"] is True
     assert facts["sampler_resume_tail"] is True
+    assert facts["gpt_loss_drops"] is True

@@ -65,6 +65,15 @@ def main() -> dict[str, object]:
         sampler.load_state_dict({"epoch": 0, "consumed": 8})
         partial.append(list(sampler))
     facts["sampler_resume_tail"] = all(partial[r] == full[r][4:] for r in (0, 1))
+
+    # The tiny GPT option trains too (next-token cross-entropy goes down).
+    gpt = Trainer(
+        TrainConfig(model="gpt", n_samples=64, global_batch=8, lr=1e-2, steps=16),
+        rank=0,
+        world_size=1,
+    )
+    gpt_losses = [r["loss"] for r in gpt.train()]
+    facts["gpt_loss_drops"] = sum(gpt_losses[-3:]) / 3 < sum(gpt_losses[:3]) / 3
     return facts
 
 
