@@ -71,6 +71,10 @@ class LaunchResult:
             "duration_s": round(self.duration_s, 3),
             "run_dir": str(self.run_dir),
             "root_cause": self.root_cause.to_dict() if self.root_cause else None,
+            "rank_logs": {
+                str(rank): {name: str(path) for name, path in files.items() if path.exists()}
+                for rank, files in sorted(rank_logs(self.run_dir).items())
+            },
         }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import sys
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -202,6 +203,15 @@ class Trainer:
             record["run"] = self.run_label
         if self.events is not None:
             self.events.write("step", **record)
+        if self.rank == 0 and self.cfg.log_every and self.step % self.cfg.log_every == 0:
+            # rank 0 only, concise; every rank's full record is in its events file
+            label = f"[{self.run_label}] " if self.run_label else ""
+            print(
+                f"{label}step {self.step} epoch {self.epoch} loss {record['loss']:.5f} "
+                f"lr {lr:.2e} step {1e3 * (t7 - t0):.1f} ms",
+                file=sys.stderr,
+                flush=True,
+            )
         return record
 
     def train(
