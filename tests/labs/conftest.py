@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import os
 import signal
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +16,3 @@ def _no_leftover_children() -> object:
     for pid in left:  # clean up so one failure does not cascade, then fail
         os.kill(pid, signal.SIGKILL)
     assert not left, f"processes left behind: {left}"
-
-
-@pytest.fixture
-def run_root(tmp_path: Path) -> Path:
-    return tmp_path
