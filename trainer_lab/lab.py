@@ -39,33 +39,36 @@ def emit(record: dict[str, Any]) -> None:
 
 
 class StepTail:
-    """Follows rank 0's events file of a running launch and reports its latest step."""
+    """Follows rank 0's events files under a running launch's dir (also runs/<x>/ inside it)
+    and reports the latest step seen."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.offsets: dict[Path, int] = {}
         self.step: int | None = None
         self.label: str | None = None
 
     def poll(self) -> bool:
         """Read new whole lines; True when a new step was seen."""
-        try:
-            with self.path.open("rb") as handle:
-                handle.seek(self.offset)
-                chunk = handle.read()
-        except OSError:
-            return False
-        end = chunk.rfind(b"\n") + 1
-        self.offset += end
         seen = False
-        for line in chunk[:end].splitlines():
-            if b'"event":"step"' not in line:
-                continue
+        for path in self.root.rglob("events-rank0.jsonl"):
+            offset = self.offsets.get(path, 0)
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                with path.open("rb") as handle:
+                    handle.seek(offset)
+                    chunk = handle.read()
+            except OSError:
                 continue
-            self.step, self.label, seen = record.get("step"), record.get("run"), True
+            end = chunk.rfind(b"\n") + 1
+            self.offsets[path] = offset + end
+            for line in chunk[:end].splitlines():
+                if b'"event":"step"' not in line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                self.step, self.label, seen = record.get("step"), record.get("run"), True
         return seen
 
 
@@ -127,7 +130,7 @@ class LabRun:
         if remaining <= 0:
             raise LabTimeout(f"deadline passed before launching {label}")
         self.progress(f"launching {label} on {world_size or self.world_size} ranks")
-        tail = StepTail(self.run_dir(variant) / "events-rank0.jsonl")
+        tail = StepTail(self.run_dir(variant))
         last_report = [0.0]
 
         def report_steps() -> None:
