@@ -39,16 +39,13 @@ class DrillApp(App[int]):
         self.load_error: str | None = None
         self._heavy_done = asyncio.Event()
         self._notified_invalid = False
+        self.deck_titles: dict[str, str] = {}
         # Raises DrillError (e.g. a missing --decks dir) before any screen exists.
         self._first: FirstPaint | None = self.backend.first_paint()
 
     # --- data --------------------------------------------------------------------------------
-    def first_paint_for(self, deck_id: str | None) -> FirstPaint | None:
-        """Fresh counts and queue (light read); None until the cold-start load finished."""
-        if deck_id is None and self._first is not None:
-            data, self._first = self._first, None  # use the startup read once
-            return data
-        return self.backend.first_paint(deck_id)
+    def deck_title(self, deck_id: str | None) -> str:
+        return "All decks" if deck_id is None else self.deck_titles.get(deck_id, deck_id)
 
     async def wait_heavy(self) -> bool:
         """Wait for the worker that loads decks + repository; False if it failed."""
@@ -65,17 +62,17 @@ class DrillApp(App[int]):
 
     def on_mount(self) -> None:
         self._drill_loop = asyncio.get_running_loop()
-        home = HomeScreen()
-        self.push_screen(home)
-        cold = self._first is None
-        if self._first is not None:
-            self._notify_invalid(self._first.invalid_paths)
+        startup, self._first = self._first, None  # one light read serves home and review
+        self.push_screen(HomeScreen(startup))
+        if startup is not None:
+            self._notify_invalid(startup.invalid_paths)
         if self.options.start_review is not None:
             deck = None if self.options.start_review == "all" else self.options.start_review
-            if self.start_review(deck) and not cold:
+            pushed = self.start_review(deck, startup if deck is None else None)
+            if pushed and startup is not None:
                 return  # the heavy load starts once the first card is painted
-        if cold:
-            self._start_heavy_load()
+        if startup is None:
+            self._start_heavy_load()  # cold start: nothing to paint until it is done
         else:
             self.call_after_refresh(self._start_heavy_load)
 
@@ -110,7 +107,7 @@ class DrillApp(App[int]):
 
         for screen in self.screen_stack:
             if isinstance(screen, HomeScreen) and screen is self.screen:
-                data = self.first_paint_for(None)
+                data = self.backend.first_paint()
                 if data is not None:
                     self._notify_invalid(data.invalid_paths)
                 screen.show(data)
@@ -123,18 +120,22 @@ class DrillApp(App[int]):
             self._notified_invalid = True
             self.notify(notice, title="Decks", severity="warning", timeout=10)
 
-    def start_review(self, deck_id: str | None) -> bool:
+    def start_review(self, deck_id: str | None, data: FirstPaint | None = None) -> bool:
         """Push a review screen for one deck (None: all decks); False when nothing is due."""
         from drill.tui.review_screen import ReviewScreen
 
-        title = "All decks"
-        data = self.backend.first_paint(deck_id)
-        if data is not None:
-            if deck_id is not None:
-                title = next((s.title for s in data.summaries if s.deck_id == deck_id), deck_id)
-            if not data.queue:
+        title = self.deck_title(deck_id)
+        if self.backend.heavy is not None:
+            session = self.backend.new_session(deck_id)
+            if session.current is None:
                 self.notify("Nothing to review here right now.", timeout=4)
                 return False
+            self.push_screen(ReviewScreen(deck_id, title, session=session))
+            return True
+        data = data or self.backend.first_paint(deck_id)
+        if data is not None and not data.queue:
+            self.notify("Nothing to review here right now.", timeout=4)
+            return False
         self.push_screen(ReviewScreen(deck_id, title, first=data))
         return True
 

@@ -35,9 +35,11 @@ class HomeScreen(Screen[None]):
         Binding("q", "app.quit", "Quit"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, startup: FirstPaint | None = None) -> None:
         super().__init__()
         self.deck_ids: list[str] = []
+        self._startup = startup  # the app's startup read; later refreshes read again
+        self._resumed_before = False
 
     @property
     def drill_app(self) -> DrillApp:
@@ -52,10 +54,13 @@ class HomeScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.refresh_counts()
+        startup, self._startup = self._startup, None
+        self.show(startup)
 
     def on_screen_resume(self) -> None:
-        self.refresh_counts()
+        if self._resumed_before:  # back from a review: counts changed
+            self.refresh_counts()
+        self._resumed_before = True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "mock":
@@ -67,8 +72,7 @@ class HomeScreen(Screen[None]):
         return True
 
     def refresh_counts(self) -> None:
-        data = self.drill_app.first_paint_for(None)
-        self.show(data)
+        self.show(self.drill_app.backend.first_paint())
 
     def show(self, data: FirstPaint | None) -> None:
         table = self.query_one("#decks", DataTable)
@@ -82,6 +86,7 @@ class HomeScreen(Screen[None]):
         self.deck_ids = []
         for summary in data.summaries:
             self.deck_ids.append(summary.deck_id)
+            self.drill_app.deck_titles[summary.deck_id] = summary.title
             table.add_row(
                 summary.title,
                 str(summary.due),

@@ -64,12 +64,19 @@ class ReviewScreen(Screen[None]):
         Binding("escape,q", "leave", "Home"),
     ]
 
-    def __init__(self, deck_id: str | None, title: str, first: FirstPaint | None = None) -> None:
+    def __init__(
+        self,
+        deck_id: str | None,
+        title: str,
+        *,
+        first: FirstPaint | None = None,
+        session: ReviewSession | None = None,
+    ) -> None:
         super().__init__()
         self._first = first  # light read: lets the first card paint before the session exists
         self.deck_id = deck_id  # None: all decks
         self.deck_title = title
-        self.session: ReviewSession | None = None
+        self.session: ReviewSession | None = session
         self.card: ShownCard | None = None
         self.card_deck = ""
         self.is_new = False
@@ -98,9 +105,10 @@ class ReviewScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         app = self.drill_app
-        if app.backend.heavy is not None:
-            self._first = None
+        if self.session is None and app.backend.heavy is not None:
             self.session = app.backend.new_session(self.deck_id)
+        if self.session is not None:
+            self._first = None
             await self._show_from_session()
             return
         first, self._first = self._first, None
@@ -157,21 +165,29 @@ class ReviewScreen(Screen[None]):
         marker.update("✎ edited since your last review" if edited else "")
         marker.display = edited
         await self.query_one("#front", Markdown).update(card.front)
-        back = self.query_one("#back", Markdown)
-        await back.update(back_markdown(card.back, list(card.rubric)))
-        back.display = False
+        # The back is rendered on reveal: a rating then only costs the front's paint.
+        self.query_one("#back", Markdown).display = False
         self.query_one("#divider", Static).display = False
         self.query_one("#reveal-hint", Static).display = True
         self.query_one("#ratings", Horizontal).display = False
         self.query_one("#card", VerticalScroll).scroll_home(animate=False)
         self._update_status()
-        self.refresh_bindings()
         self.shown_at = time.monotonic()
-        self.call_after_refresh(self.drill_app.card_painted, card.id)
+        self.call_after_refresh(self._painted, card.id)
 
-    def _reveal(self) -> None:
+    def _painted(self, card_id: str) -> None:
+        self.drill_app.card_painted(card_id)
+        # The footer recomposes on every bindings refresh; doing it after the card is on
+        # screen keeps it out of the rating -> next card latency.
+        self.refresh_bindings()
+
+    async def _reveal(self) -> None:
+        if self.card is None:
+            return
         self.revealed = True
-        self.query_one("#back", Markdown).display = True
+        back = self.query_one("#back", Markdown)
+        await back.update(back_markdown(self.card.back, list(self.card.rubric)))
+        back.display = True
         self.query_one("#divider", Static).display = True
         self.query_one("#reveal-hint", Static).display = False
         self.query_one("#ratings", Horizontal).display = True
@@ -215,7 +231,7 @@ class ReviewScreen(Screen[None]):
         if self.card is None:
             return
         if not self.revealed:
-            self._reveal()
+            await self._reveal()
         else:
             await self.action_rate(3)
 
