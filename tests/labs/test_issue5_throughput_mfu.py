@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trainer_lab.runner import run_lab
+
+pytestmark = pytest.mark.lab
+SMALL = {"d_model": 64, "n_layer": 2, "n_head": 2, "seq_len": 64, "batch": 4, "timed_steps": 2}
+
+
+def test_cpu_throughput_and_mfu_against_a_measured_peak(tmp_path: Path) -> None:
+    result = run_lab("throughput-mfu", {}, 1, tmp_path, timeout_s=120)
+    assert result["status"] == "ok", result
+    obs = result["observations"]
+    assert obs["device"] == "cpu" and obs["dtype"] == "float32"
+    assert obs["peak_source"].startswith("measured fp32 matmul")
+    # 4 layers, 4 heads of 32, 128 tokens: 12 * 4 * 4 * 32 * 128
+    assert obs["flops_per_token"]["attention"] == 786432
+    assert obs["flops_per_token"]["dense"] == 6 * obs["matmul_params"]
+    tokens = obs["batch"] * obs["seq_len"]
+    assert obs["tokens_per_s"] == pytest.approx(tokens / obs["step_s"])
+    assert obs["mfu"] == pytest.approx(
+        obs["tokens_per_s"] * obs["flops_per_token"]["total"] / obs["peak_flops"]
+    )
+    assert 0 < obs["mfu"] <= 1
+
+
+@pytest.mark.parametrize(
+    ("sabotage", "failing"),
+    [
+        ("forget_backward", {"dense_flops_match_counter"}),
+        ("no_attention_term", {"attention_term_counted"}),
+        ("tiny_peak", {"mfu_below_one"}),
+    ],
+)
+def test_each_check_fails_when_its_behaviour_is_broken(
+    tmp_path: Path, sabotage: str, failing: set[str]
+) -> None:
+    world_size = 2 if sabotage == "tiny_peak" else 1
+    params = {**SMALL, "sabotage": sabotage}
+    result = run_lab("throughput-mfu", params, world_size, tmp_path, timeout_s=120)
+    assert result["status"] == "failed", result
+    assert {c["name"] for c in result["checks"] if not c["passed"]} == failing
