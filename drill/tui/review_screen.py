@@ -10,7 +10,9 @@ current state (rating an unrevealed card, undo with nothing to undo) are ignored
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from textual.app import ComposeResult
@@ -248,34 +250,52 @@ class ReviewScreen(Screen[None]):
             return None
         return self.session
 
+    def _saved(self, write: Callable[[], object]) -> bool:
+        """Run one committing session call; a storage failure (say, another copy holding the
+        database past the busy timeout) becomes a notice, and the card stays on screen."""
+        from sqlalchemy.exc import SQLAlchemyError  # loaded with the repository already
+
+        from drill.errors import DrillError
+
+        try:
+            write()
+        except (SQLAlchemyError, sqlite3.Error, DrillError) as error:
+            detail = str(getattr(error, "orig", None) or error).splitlines()[0]
+            self.notify(f"Not saved: {detail}. Try again.", severity="error", timeout=8)
+            return False
+        return True
+
     async def action_rate(self, rating: int) -> None:
         if self.card is None or not self.revealed:
             return
-        if await self._session_on_shown_card() is None or self.session is None:
+        session = await self._session_on_shown_card()
+        if session is None:
             return
         duration_ms = int((time.monotonic() - self.shown_at) * 1000)
-        self.session.rate(rating, duration_ms)  # returns after the commit
-        await self._show_from_session()
+        if self._saved(lambda: session.rate(rating, duration_ms)):  # returns after the commit
+            await self._show_from_session()
 
     async def action_undo(self) -> None:
-        if self.session is None or not self.session.undo():
+        session = self.session
+        if session is None or not session.stats.reviewed:
+            return
+        undone: list[bool] = []
+        if not self._saved(lambda: undone.append(session.undo())) or not undone[0]:
             return
         self.notify("Undid the last rating", timeout=2)
         await self._show_from_session()
 
     async def action_bury(self) -> None:
-        if await self._session_on_shown_card() is None or self.session is None:
-            return
-        self.session.bury()
-        self.notify("Buried until tomorrow", timeout=2)
-        await self._show_from_session()
+        session = await self._session_on_shown_card()
+        if session is not None and self._saved(session.bury):
+            self.notify("Buried until tomorrow", timeout=2)
+            await self._show_from_session()
 
     async def action_suspend(self) -> None:
-        if await self._session_on_shown_card() is None or self.session is None:
-            return
-        self.session.suspend()
-        self.notify("Suspended", timeout=2)
-        await self._show_from_session()
+        session = await self._session_on_shown_card()
+        if session is not None and self._saved(session.suspend):
+            self.notify("Suspended", timeout=2)
+            await self._show_from_session()
 
     def action_leave(self) -> None:
         self.card = None

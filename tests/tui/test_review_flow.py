@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Markdown, Static
 
+import storage.db
 from drill.tui.home_screen import HomeScreen
 from drill.tui.review_screen import ReviewScreen
 from drill.tui.summary_screen import SummaryScreen
@@ -280,3 +283,40 @@ async def test_nothing_due_stays_home(make_app, query) -> None:
         await pilot.pause()
         assert not pilot.app.is_running and pilot.app.return_code == 0
     assert query("SELECT count(*) FROM review_log") == [(2,)]
+
+
+@run_async
+async def test_locked_database_gives_a_notice_and_keeps_the_card(
+    make_app, query, home, monkeypatch
+) -> None:
+    monkeypatch.setattr(storage.db, "BUSY_TIMEOUT_MS", 100)
+    app = make_app()
+    notices: list[tuple[str, str]] = []
+    original = app.notify
+
+    def record(message: str, **kwargs) -> None:
+        notices.append((message, kwargs.get("severity", "information")))
+        original(message, **kwargs)
+
+    app.notify = record  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        screen = review_screen(pilot)
+        await pilot.press("space")
+        other = sqlite3.connect(home / "drill.sqlite3", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another copy of drill is writing
+        try:
+            await pilot.press("3")
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert [n for n in notices if n[1] == "error"] == [
+            ("Not saved: database is locked. Try again.", "error")
+        ]
+        assert screen.card.id == "a1" and screen.revealed
+        assert log_rows(query) == []
+        await pilot.press("3")  # lock released: the retry commits
+        assert log_rows(query) == [("a1", 3)]
+        assert screen.card.id == "a2"
