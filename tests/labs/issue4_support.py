@@ -27,3 +27,25 @@ def processes_mentioning(path: Path) -> list[int]:
 
 def checks(result: dict[str, Any]) -> dict[str, bool]:
     return {c["name"]: c["passed"] for c in result["checks"]}
+
+
+def undeclared(result: dict[str, Any]) -> list[str]:
+    """Observation paths a lab reported without declaring them in its SPEC (cards' claims can
+    only name declared observations)."""
+    from drill.lab_links import observation_known
+    from trainer_lab.catalogue import get_lab
+
+    spec = get_lab(result["lab"])
+    missing: list[str] = []
+
+    def walk(value: Any, path: str) -> None:
+        if path and observation_known(spec, path):
+            return
+        if isinstance(value, dict) and value:
+            for key, child in value.items():
+                walk(child, f"{path}.{key}" if path else key)
+        else:
+            missing.append(path)
+
+    walk(result["observations"], "")
+    return missing

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.labs.issue4_support import checks, processes_mentioning
+from tests.labs.issue4_support import checks, processes_mentioning, undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -15,6 +15,7 @@ pytestmark = pytest.mark.lab
 
 def test_kills_mid_save_never_lead_to_a_torn_pick(tmp_path: Path) -> None:
     result = run_lab("checkpoint-atomicity", {}, 2, tmp_path, 120)
+    assert undeclared(result) == []
     assert processes_mentioning(tmp_path) == []
     assert result["status"] == "ok", result
     obs = result["observations"]

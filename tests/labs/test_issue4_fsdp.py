@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.labs.issue4_support import checks, processes_mentioning
+from tests.labs.issue4_support import checks, processes_mentioning, undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -15,6 +15,7 @@ pytestmark = pytest.mark.lab
 
 def test_fsdp_holds_half_of_ddp_at_world_size_2(tmp_path: Path) -> None:
     result = run_lab("fsdp", {}, 2, tmp_path, 120)
+    assert undeclared(result) == []
     assert processes_mentioning(tmp_path) == []
     assert result["status"] == "ok", result
     obs = result["observations"]

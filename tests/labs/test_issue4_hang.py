@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.labs.issue4_support import checks, processes_mentioning
+from tests.labs.issue4_support import checks, processes_mentioning, undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -16,6 +16,7 @@ pytestmark = pytest.mark.lab
 
 def run(tmp_path: Path, world_size: int, **params: Any) -> dict[str, Any]:
     result = run_lab("hang", params, world_size, tmp_path, timeout_s=60)
+    assert undeclared(result) == []
     assert processes_mentioning(tmp_path) == []
     assert result["duration_s"] <= 60
     return result

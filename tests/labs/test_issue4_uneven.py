@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.labs.issue4_support import checks, processes_mentioning
+from tests.labs.issue4_support import checks, processes_mentioning, undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -16,6 +16,7 @@ pytestmark = pytest.mark.lab
 
 def run(tmp_path: Path, **params: Any) -> dict[str, Any]:
     result = run_lab("uneven", {"collective_timeout_s": 2.0, **params}, 2, tmp_path, 90)
+    assert undeclared(result) == []
     assert processes_mentioning(tmp_path) == []
     return result
 
