@@ -8,6 +8,7 @@ loads the validated decks and the SQLModel repository, which review sessions wri
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -142,9 +143,22 @@ class DrillApp(App[int]):
     def on_unmount(self) -> None:
         self.backend.close()
 
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual renders a traceback for an error escaping a handler; users never see one:
+        # run_app re-raises the error after the terminal is restored, and the CLI prints it
+        # as one line (DRILL_DEBUG=1 keeps Textual's traceback).
+        self.crash = error
+        super()._handle_exception(error)
+        if os.environ.get("DRILL_DEBUG") != "1":
+            self._exit_renderables.clear()
+
+    crash: Exception | None = None
+
 
 def run_app(options: Any = None) -> int:
     """Run the TUI; `options` is an AppOptions or the CLI's argparse namespace."""
     app = DrillApp(AppOptions.from_args(options))
-    result = app.run()
+    result = app.run(headless=app.options.headless)
+    if app.crash is not None and os.environ.get("DRILL_DEBUG") != "1":
+        raise app.crash
     return app.return_code if app.return_code is not None else int(result or 0)

@@ -34,6 +34,7 @@ class AppOptions:
     include_bundled: bool = True
     start_review: str | None = None  # None: home screen; "all" or a deck id: straight to review
     now: Callable[[], datetime] = system_now
+    headless: bool = False  # tests and benchmarks
 
     @classmethod
     def from_args(cls, args: Any) -> AppOptions:
@@ -54,8 +55,12 @@ class Heavy:
 
 class Backend:
     def __init__(self, options: AppOptions) -> None:
+        from drill.settings import load_settings
+
         self.options = options
         self.heavy: Heavy | None = None
+        # Read once, up front: a bad settings file is a clear error before any screen.
+        self.settings = load_settings()
 
     def first_paint(self, deck_id: str | None = None) -> FirstPaint | None:
         """The light read; None when the deck cache is stale or the database needs migrating
@@ -65,6 +70,7 @@ class Backend:
             deck_id=deck_id,
             include_bundled=self.options.include_bundled,
             now=self.options.now(),
+            settings=self.settings,
         )
 
     def load_heavy(self) -> Heavy:
@@ -84,7 +90,13 @@ class Backend:
 
         if self.heavy is None:
             raise RuntimeError("new_session() before load_heavy()")
-        return ReviewSession(self.heavy.decks, self.heavy.db, deck_id=deck_id, now=self.options.now)
+        return ReviewSession(
+            self.heavy.decks,
+            self.heavy.db,
+            deck_id=deck_id,
+            settings=self.settings,
+            now=self.options.now,
+        )
 
     def close(self) -> None:
         if self.heavy is not None:
