@@ -48,10 +48,12 @@ def test_dead_rank_survivors_fail_fast_with_the_crash_as_root_cause(tmp_path: Pa
     assert obs["seconds_to_failure"] is None or obs["seconds_to_failure"] < 10
 
 
-def test_straggler_is_named_by_monitored_barrier(tmp_path: Path) -> None:
-    result = run(tmp_path, 2, scenario="straggler", collective_timeout_s=2.0)
+def test_straggler_is_named_by_monitored_barrier_at_world_size_3(tmp_path: Path) -> None:
+    result = run(tmp_path, 3, scenario="straggler", collective_timeout_s=2.0)
     assert result["status"] == "ok", result
-    assert result["observations"]["named_late_ranks"] == [1]
+    obs = result["observations"]
+    assert obs["named_late_ranks"] == [2]
+    assert obs["root_cause"]["rank"] == 2 and obs["root_cause"]["kind"] == "late"
 
 
 def test_plain_barrier_names_nobody(tmp_path: Path) -> None:
@@ -67,6 +69,17 @@ def test_mismatch_detail_is_immediate_plain_times_out_at_world_size_3(tmp_path: 
     assert obs["detail"]["seconds_to_failure"] < 1.5 and obs["detail"]["names_op_and_shape"]
     assert obs["plain"]["outcome"] == "timeout" and obs["plain"]["seconds_to_failure"] >= 2.4
     assert obs["root_cause"]["rank"] == 2 and obs["root_cause"]["kind"] == "mismatch"
+
+
+def test_shape_mismatch_without_detail_aborts_the_smaller_rank(tmp_path: Path) -> None:
+    result = run(tmp_path, 2, scenario="mismatch", mismatch="shape", collective_timeout_s=10.0)
+    assert result["status"] == "ok", result
+    obs = result["observations"]
+    # gloo's receive-size check is fatal (C++ terminate, SIGABRT), not a Python exception
+    assert obs["plain"]["outcome"] == "abort"
+    assert obs["root_cause"]["rank"] == 1 and obs["root_cause"]["kind"] == "abort"
+    assert "Received data size doesn't match" in obs["root_cause"]["message"]
+    assert obs["detail"]["names_op_and_shape"] is True
 
 
 def test_mismatch_without_detail_env_fails_the_detail_check(tmp_path: Path) -> None:

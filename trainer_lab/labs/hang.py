@@ -100,8 +100,10 @@ _WHAT = re.compile(r"what\(\):\s*(.*)")
 def _error_kind(message: str) -> str:
     if "Detected mismatch between collectives" in message:
         return "mismatch"
-    if "monitoredBarrier" in message:
+    if _NAMED_RANKS.search(message):
         return "late"
+    if "monitoredBarrier" in message:  # a rank that arrived, waiting on rank 0's verdict
+        return "peer-gone"
     if re.search(r"connection (reset|closed)", message, re.IGNORECASE):
         return "peer-gone"
     if re.search(r"timed out|timeout", message, re.IGNORECASE):
