@@ -43,3 +43,20 @@ def test_each_check_fails_when_its_behaviour_is_broken(
     result = run_lab("throughput-mfu", params, world_size, tmp_path, timeout_s=120)
     assert result["status"] == "failed", result
     assert {c["name"] for c in result["checks"] if not c["passed"]} == failing
+
+
+def test_gpu_peak_lookup_and_flops_formula_without_a_gpu() -> None:
+    from trainer_lab.config import TrainConfig
+    from trainer_lab.labs.throughput_mfu_worker import datasheet_peak, flops_per_token
+
+    assert datasheet_peak("NVIDIA H200") == 989e12
+    assert datasheet_peak("NVIDIA H100 PCIe") == 756e12
+    assert datasheet_peak("NVIDIA H100 80GB HBM3") == 989e12
+    assert datasheet_peak("Tesla T4") is None  # unknown: the worker measures a bf16 matmul
+    cfg = TrainConfig(model="gpt", n_layer=16, n_head=16, d_model=2048, seq_len=2048)
+    flops = flops_per_token(cfg, 1000, "none")
+    assert flops == {
+        "dense": 6000,
+        "attention": 12 * 16 * 16 * 128 * 2048,
+        "total": 6000 + 12 * 16 * 16 * 128 * 2048,
+    }

@@ -32,8 +32,23 @@ from trainer_lab.config import TrainConfig
 from trainer_lab.model import build_model, loss_fn
 from trainer_lab.worker import WorkerContext
 
-# Dense (no sparsity) bf16 tensor-core peaks from NVIDIA datasheets, FLOP/s (SXM parts).
-DENSE_BF16_PEAK = {"H200": 989e12, "H100": 989e12, "H800": 989e12, "A100": 312e12, "L40S": 362e12}
+# Dense (no sparsity) bf16 tensor-core peaks from NVIDIA datasheets, FLOP/s; the first name
+# found in torch.cuda.get_device_name() wins, so the PCIe variant comes before the SXM one.
+DENSE_BF16_PEAK = (
+    ("H100 PCIe", 756e12),
+    ("H200", 989e12),
+    ("H100", 989e12),
+    ("H800", 989e12),
+    ("A100", 312e12),
+    ("L40S", 362e12),
+)
+
+
+def datasheet_peak(device_name: str) -> float | None:
+    """Dense bf16 peak FLOP/s of a known device name, else None."""
+    return next((peak for key, peak in DENSE_BF16_PEAK if key in device_name), None)
+
+
 ATTENTION_OPS = ("bmm", "scaled_dot_product", "flash", "efficient_attention", "cudnn_attention")
 
 
@@ -142,8 +157,8 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
         step_s = statistics.median(times[spec["warmup_steps"] :])
         if on_gpu:
             name = torch.cuda.get_device_name(ctx.device)
-            known = [v for k, v in DENSE_BF16_PEAK.items() if k in name]
-            peak = known[0] if known else matmul_peak(ctx.device, torch.bfloat16, (8192,))
+            known = datasheet_peak(name)
+            peak = known if known else matmul_peak(ctx.device, torch.bfloat16, (8192,))
             peak_source = (
                 f"datasheet dense bf16 ({name})" if known else f"measured bf16 matmul ({name})"
             )
