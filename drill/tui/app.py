@@ -107,7 +107,7 @@ class DrillApp(App[int]):
         from drill.tui.review_screen import ReviewScreen
 
         for screen in self.screen_stack:
-            if isinstance(screen, HomeScreen) and screen is self.screen:
+            if isinstance(screen, HomeScreen) and not screen.loaded:
                 data = self.backend.first_paint()
                 if data is not None:
                     self._notify_invalid(data.invalid_paths)

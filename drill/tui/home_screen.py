@@ -40,6 +40,7 @@ class HomeScreen(Screen[None]):
         self.deck_ids: list[str] = []
         self._startup = startup  # the app's startup read; later refreshes read again
         self._resumed_before = False
+        self.loaded = False  # False while a cold start is still loading decks
 
     @property
     def drill_app(self) -> DrillApp:
@@ -80,6 +81,7 @@ class HomeScreen(Screen[None]):
         if data is None:
             totals.update("Loading decks…")
             return
+        self.loaded = True
         row = table.cursor_row
         table.clear()
         now = self.drill_app.options.now()

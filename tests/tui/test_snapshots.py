@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual.pilot import Pilot
 
+from drill.deck_loader import load_decks
+from drill.paths import database_path
+from storage.db import open_database
+
 SIZE = (100, 30)
+
+
+@pytest.fixture(autouse=True)
+def warm(home: Path, deck_dir: Path) -> None:
+    """A previous run left the deck cache and the database: the app paints from the light
+    read at once, with no cold-start repaint racing the screenshot."""
+    load_decks([deck_dir], include_bundled=False)
+    open_database(database_path()).close()
 
 
 async def _start_review(pilot: Pilot) -> None:
