@@ -219,7 +219,9 @@ def seconds_to_failure(reports: dict[int, dict[str, Any]], ranks: list[int]) -> 
     return round(min(values), 3) if values else None
 
 
-def _launch(run: LabRun, variant: str, extra: dict[str, Any], env: dict[str, str] | None):
+def _launch(
+    run: LabRun, variant: str, env: dict[str, str] | None
+) -> tuple[LaunchResult, dict[int, dict[str, Any]]]:
     p = run.params
     spec = {
         "scenario": p["scenario"],
@@ -232,7 +234,6 @@ def _launch(run: LabRun, variant: str, extra: dict[str, Any], env: dict[str, str
         "barrier_timeout_s": p["collective_timeout_s"],
         "straggler_delay_s": 2 * p["collective_timeout_s"] + 1,
         "stuck_s": run.remaining_s(),
-        **extra,
     }
     result = run.launch(TASK, spec, variant=variant, expect_failure=True, env=env)
     return result, rank_reports(run, variant, result)
@@ -270,8 +271,8 @@ def drive(run: LabRun) -> None:
     if scenario == "mismatch":
         run.plan(2)
         detail_env = {"TORCH_DISTRIBUTED_DEBUG": "DETAIL"} if p["detail"] else None
-        _, d_reports = _launch(run, "detail", {}, detail_env)
-        plain, p_reports = _launch(run, "plain", {}, None)
+        _, d_reports = _launch(run, "detail", detail_env)
+        plain, p_reports = _launch(run, "plain", None)
         d_secs = seconds_to_failure(d_reports, list(range(run.world_size)))
         d_msgs = " ".join(rep["error"] or "" for rep in d_reports.values())
         op_name = "BROADCAST" if p["mismatch"] == "op" else "ALLREDUCE"
@@ -300,7 +301,7 @@ def drive(run: LabRun) -> None:
         _record_root_cause(run, find_root_cause(p_reports, p["blame"]), plain)
         return
     run.plan(1)
-    result, reports = _launch(run, scenario, {}, None)
+    result, reports = _launch(run, scenario, None)
     run.observe("launch_duration_s", round(result.duration_s, 3))
     run.observe("survivor_errors", {str(r): reports[r]["kind"] or "terminated" for r in survivors})
     secs = seconds_to_failure(reports, survivors if scenario != "straggler" else [0])
