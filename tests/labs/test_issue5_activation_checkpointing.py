@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.labs.issue4_support import undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -12,6 +13,7 @@ pytestmark = pytest.mark.lab
 def test_checkpointing_trades_saved_bytes_for_a_recomputed_forward(tmp_path: Path) -> None:
     result = run_lab("activation-checkpointing", {}, 1, tmp_path, timeout_s=90)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]
     depths = obs["depths"]
     assert sorted(depths, key=int) == ["2", "4", "8"]

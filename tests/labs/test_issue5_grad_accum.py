@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.labs.issue4_support import undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -16,6 +17,7 @@ def _failed(result: dict) -> set[str]:
 def test_no_sync_accumulation_matches_the_big_batch_with_fewer_allreduces(tmp_path: Path) -> None:
     result = run_lab("grad-accum", {}, 2, tmp_path, timeout_s=90)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]
     buckets = obs["buckets"]
     assert buckets >= 2  # small buckets, so a sync round is several all-reduces

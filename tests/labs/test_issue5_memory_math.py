@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.labs.issue4_support import undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -12,6 +13,7 @@ pytestmark = pytest.mark.lab
 def test_bytes_per_param_fp32_and_autocast(tmp_path: Path) -> None:
     result = run_lab("memory-math", {}, 1, tmp_path, timeout_s=90)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]
     fp32, amp, pure = obs["fp32"], obs["bf16_autocast"], obs["bf16_pure"]
     assert fp32["bytes"]["weights"] == fp32["bytes"]["grads"] == 4 * obs["params"]

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.labs.issue4_support import undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -12,6 +13,7 @@ pytestmark = pytest.mark.lab
 def test_corrupt_sample_is_caught_skipped_and_named(tmp_path: Path) -> None:
     result = run_lab("nan-hunt", {}, 2, tmp_path, timeout_s=90)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]
     k = result["params"]["corrupt_step"]
     assert obs["first_nonfinite_step"] == k

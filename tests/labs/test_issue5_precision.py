@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.labs.issue4_support import undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -12,6 +13,7 @@ pytestmark = pytest.mark.lab
 def test_fp16_breaks_where_bf16_and_the_scaler_do_not(tmp_path: Path) -> None:
     result = run_lab("precision", {}, 1, tmp_path, timeout_s=90)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]
     # limits come from torch.finfo, not from the lab's source
     assert obs["finfo"]["float16"]["max"] == 65504.0

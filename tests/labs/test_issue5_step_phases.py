@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.labs.issue4_support import undeclared
 from trainer_lab.events import PHASES
 from trainer_lab.labs.step_phases_analysis import (
     detect_period,
@@ -54,6 +55,7 @@ def test_straggler_needs_a_clear_margin() -> None:
 def test_baseline_reports_every_phase_per_rank(tmp_path: Path) -> None:
     result = run_lab("step-phases", {"scenario": "baseline"}, 2, tmp_path, timeout_s=120)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]
     assert set(obs["ranks"]) == {"0", "1"}
     for medians in obs["ranks"].values():
@@ -66,6 +68,7 @@ def test_baseline_reports_every_phase_per_rank(tmp_path: Path) -> None:
 def test_slow_loader_dominates_and_prefetch_recovers(tmp_path: Path) -> None:
     result = run_lab("step-phases", {"scenario": "slow-loader"}, 2, tmp_path, timeout_s=120)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     assert _checks(result) == {"serial_loader_dominates": True, "prefetch_recovers": True}
     assert result["observations"]["speedup"] >= 2
 
@@ -74,6 +77,7 @@ def test_slow_loader_dominates_and_prefetch_recovers(tmp_path: Path) -> None:
 def test_checkpoint_period_is_found_and_async_save_removes_the_stall(tmp_path: Path) -> None:
     result = run_lab("step-phases", {"scenario": "checkpoint-stall"}, 2, tmp_path, timeout_s=120)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]
     assert obs["sync"]["period"] == 10
     assert all(step % 10 == 0 for step in obs["sync"]["spike_steps"])
@@ -85,6 +89,7 @@ def test_checkpoint_period_is_found_and_async_save_removes_the_stall(tmp_path: P
 def test_straggler_is_named_and_its_peer_waits(tmp_path: Path) -> None:
     result = run_lab("step-phases", {"scenario": "straggler"}, 2, tmp_path, timeout_s=120)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]["straggler"]
     assert obs["named_rank"] == 1
     assert obs["grad_sync_growth_ms"]["0"] >= 20

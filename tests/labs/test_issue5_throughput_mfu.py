@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.labs.issue4_support import undeclared
 from trainer_lab.runner import run_lab
 
 pytestmark = pytest.mark.lab
@@ -13,6 +14,7 @@ SMALL = {"d_model": 64, "n_layer": 2, "n_head": 2, "seq_len": 64, "batch": 4, "t
 def test_cpu_throughput_and_mfu_against_a_measured_peak(tmp_path: Path) -> None:
     result = run_lab("throughput-mfu", {}, 1, tmp_path, timeout_s=120)
     assert result["status"] == "ok", result
+    assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]
     assert obs["device"] == "cpu" and obs["dtype"] == "float32"
     assert obs["peak_source"].startswith("measured fp32 matmul")

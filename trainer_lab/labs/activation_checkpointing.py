@@ -45,6 +45,8 @@ SPEC = LabSpec(
         ObservationSpec(
             "bytes_per_block.none", "saved bytes added per block, no checkpointing", "B"
         ),
+        ObservationSpec("depths.*.*.*", "depths.<depth>.<none|per_block>.<field>"),
+        ObservationSpec("depths.*.*.block_forwards.*", "block forward calls in forward/backward"),
         ObservationSpec("bytes_per_block.per_block", "the same with per-block checkpointing", "B"),
         ObservationSpec("saved_ratio", "at max depth: checkpointed / plain saved bytes"),
         ObservationSpec("flops_ratio", "at max depth: checkpointed / plain FLOPs"),

@@ -37,6 +37,9 @@ SPEC = LabSpec(
             "backoffs, skipped_steps, final_scale, compute_dtype, seconds",
         ),
         ObservationSpec("overflow", "the same for the overflow setup"),
+        ObservationSpec("finfo.*.*", "finfo.<float16|bfloat16|float32>.<max|eps|...>"),
+        ObservationSpec("underflow.*.*", "underflow.<fp32|bf16|fp16|fp16_scaler>.<field>"),
+        ObservationSpec("overflow.*.*", "overflow.<mode>.<field>"),
     ),
     checks=(
         CheckSpec("fp16_underflow_zeroes_gradients", "fp16 without scaler: most grads exactly 0"),

@@ -88,6 +88,14 @@ SPEC = LabSpec(
     ),
     observations=(
         ObservationSpec("ranks", "per rank: median ms of every phase, median step ms"),
+        ObservationSpec("ranks.*.*", "ranks.<rank>.<phase>_ms: median phase time", "ms"),
+        ObservationSpec("*.ranks", "the same per run (serial, prefetch, sync, async, ...)"),
+        ObservationSpec("*.ranks.*.*", "<run>.ranks.<rank>.<phase>_ms", "ms"),
+        ObservationSpec("*.step_ms.p50", "p50 step time of a run", "ms"),
+        ObservationSpec("*.step_ms.p99", "p99 step time of a run", "ms"),
+        ObservationSpec("*.samples_per_s", "samples/s of a run at its p50 step"),
+        ObservationSpec("*.data_wait_share", "median data wait / p50 step of a run"),
+        ObservationSpec("sync.spike_steps", "checkpoint-stall: steps found to spike"),
         ObservationSpec("step_ms.p50", "p50 step time (slowest rank per step)", "ms"),
         ObservationSpec("step_ms.p99", "p99 step time (slowest rank per step)", "ms"),
         ObservationSpec("samples_per_s", "global samples per second at the p50 step time"),
@@ -111,6 +119,7 @@ SPEC = LabSpec(
         ObservationSpec("stall_reduction", "checkpoint-stall: 1 - async stall / sync stall"),
         ObservationSpec("straggler.named_rank", "rank named as the straggler (-1: none)"),
         ObservationSpec("straggler.grad_sync_growth_ms", "per rank: grad_sync median growth", "ms"),
+        ObservationSpec("straggler.grad_sync_growth_ms.*", "grad_sync growth of one rank", "ms"),
     ),
     checks=(
         CheckSpec("loader_not_bottleneck", "baseline: data wait < 25 % of the step"),
