@@ -20,14 +20,14 @@ def weights_digest(module: torch.nn.Module) -> str:
     return hashlib.sha256(flat.numpy().tobytes()).hexdigest()[:16]
 
 
-def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
-    cfg = TrainConfig.from_dict(spec["config"])
+def run_part(
+    ctx: WorkerContext, cfg: TrainConfig, label: str, use_join: bool, spec: dict[str, Any]
+) -> None:
     events = ctx.events()
-    label = "join" if spec["join"] else "nojoin"
     trainer = Trainer(cfg, ctx.device, events, run_label=label)
     batches = int(spec["batches"]) + (int(spec["extra_batches"]) if ctx.rank == 0 else 0)
     events.write("plan", run=label, batches=batches)
-    if spec["join"]:
+    if use_join:
         # A rank that runs out of data "joins": it shadows the peers' gradient all-reduces
         # with zeros until every rank is done, then DDP broadcasts the last joiner's weights.
         with Join([trainer.model]):
@@ -41,3 +41,11 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
     # ranks that finished wait here while rank 0 waits in its extra gradient all-reduce.
     dist.barrier()
     events.write("final", run=label, weights_digest=weights_digest(trainer.module))
+
+
+def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
+    """Runs spec["parts"] in order: "join" (with Join unless spec["join"] is false) and
+    "nojoin". A part that hangs ends the launch, so "nojoin" goes last."""
+    cfg = TrainConfig.from_dict(spec["config"])
+    for part in spec["parts"]:
+        run_part(ctx, cfg, part, part == "join" and bool(spec["join"]), spec)
