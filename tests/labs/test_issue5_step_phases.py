@@ -117,3 +117,12 @@ def test_checks_fail_without_the_behaviour(tmp_path: Path, params: dict, failing
     result = run_lab("step-phases", params, 2, tmp_path, timeout_s=120)
     assert result["status"] == "failed", result
     assert {name for name, passed in _checks(result).items() if not passed} == failing
+
+
+def test_one_missed_spike_does_not_hide_the_period() -> None:
+    steps = list(range(3, 51))
+    times = dict.fromkeys(steps, 0.010)
+    for step in (10, 20, 40, 50):  # the save at step 30 hid in the noise
+        times[step] = 0.080
+    found = detect_period(find_spikes(times), steps)
+    assert found is not None and (found.period, found.hits) == (10, 4)

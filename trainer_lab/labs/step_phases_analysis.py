@@ -52,7 +52,7 @@ def detect_period(
     spikes: Sequence[int],
     steps: Sequence[int],
     min_hits: int = 3,
-    min_hit_rate: float = 0.9,
+    min_hit_rate: float = 0.75,
     min_explained: float = 0.5,
 ) -> Period | None:
     """The smallest period p (and phase) such that nearly every step of that phase spiked.
