@@ -1,0 +1,144 @@
+"""The lab panel end to end in Pilot against a fast fake runner: refuse bad input, predict,
+run, stream, finish, score, rate; and cancel."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Log, RadioButton, Static
+
+from drill.deck_models import Card
+from drill.tui.lab_panel import LabPanelScreen
+from tests.tui.helpers import run_async
+from tests.tui_labs.apps import HostApp
+from tests.tui_labs.conftest import FakeRunner
+
+
+async def until(pilot: Pilot, condition: Callable[[], bool], tries: int = 400) -> None:
+    """Let the app run until `condition` holds (bounded; fails the test otherwise)."""
+    for _ in range(tries):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("condition never held")
+
+
+def text_of(pilot: Pilot, selector: str) -> str:
+    return str(pilot.app.screen.query_one(selector, Static).render())
+
+
+async def choose(pilot: Pilot, set_id: str, index: int) -> None:
+    button = list(pilot.app.screen.query(f"#{set_id} RadioButton").results(RadioButton))[index]
+    await pilot.click(button)
+    await pilot.pause()
+
+
+def make_panel(card: Card, db: Any, runner: FakeRunner, tmp_path: Path) -> LabPanelScreen:
+    ticks = itertools.count()
+    return LabPanelScreen(
+        card, "deck-a", db=db, runner=runner, runs_root=tmp_path / "runs",
+        clock=lambda: float(next(ticks)) * 0.5,
+    )  # fmt: skip
+
+
+def review_ratings(db: Any) -> list[tuple[str, int]]:
+    return [(r.card_id, r.rating) for r in db.reviews()]
+
+
+@run_async
+async def test_predict_run_stream_score_accept(card: Card, db: Any, tmp_path: Path) -> None:
+    runner = FakeRunner()
+    panel = make_panel(card, db, runner, tmp_path)
+    app = HostApp(panel)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await pilot.pause()
+        # no prediction yet: refused
+        await pilot.press("ctrl+r")
+        assert "pick your prediction" in text_of(pilot, "#param-error")
+        # a bad param: refused with the param's own message
+        steps = pilot.app.screen.query_one("#param-0")
+        steps.value = "0"  # type: ignore[attr-defined]
+        await choose(pilot, "predict-choice", 0)
+        await choose(pilot, "certainty", 2)
+        await pilot.press("ctrl+r")
+        assert "param steps: 0 is not a valid int in [1, 200]" in text_of(pilot, "#param-error")
+        world = pilot.app.screen.query_one("#param-world")
+        world.value = "1"  # type: ignore[attr-defined]
+        steps.value = "4"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+r")
+        assert "world size 1 is out of range" in text_of(pilot, "#param-error")
+        assert runner.calls == []
+        world.value = "2"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+r")
+        await until(pilot, runner.emitted.is_set)
+        log = pilot.app.screen.query_one("#lab-log", Log)
+        await until(pilot, lambda: any("step 4" in line for line in log.lines))
+        status = text_of(pilot, "#run-status")
+        assert status.startswith("running · 1/1 · step 4") and "escape: cancel" in status
+        assert steps.disabled  # the form is locked during the run
+        runner.release.set()
+        await until(pilot, lambda: panel.query_one("#outcome").display)
+        outcome = text_of(pilot, "#outcome")
+        assert "You predicted: bit-identical (high certainty)" in outcome
+        assert "Observed:      bit-identical" in outcome and "right" in outcome
+        assert "✓ held  max_rel_loss_diff <= 1e-5" in outcome
+        assert "Suggested rating: Easy (4)" in outcome
+        assert any("check ok   losses_match" in line for line in log.lines)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.dismissed == [4]
+    assert runner.calls == [
+        {"name": "ddp-baseline", "params": {"steps": 4, "grad_sync": "ddp", "tolerance": 1e-5,
+                                            "sabotage": "none"}, "world_size": 2}
+    ]  # fmt: skip
+    assert review_ratings(db) == [(card.id, 4)]
+    from drill.lab_history import LabHistory
+
+    [record] = LabHistory(db).runs(card_id=card.id)
+    assert (record.status, record.rating, record.suggested_rating) == ("ok", 4, 4)
+    assert record.predicted == "bit-identical" and record.prediction_right is True
+    assert (record.run_dir / "result.json").exists()
+
+
+@run_async
+async def test_override_rating_after_wrong_prediction(card: Card, db: Any, tmp_path: Path) -> None:
+    runner = FakeRunner()
+    runner.release.set()
+    panel = make_panel(card, db, runner, tmp_path)
+    app = HostApp(panel)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await pilot.pause()
+        await choose(pilot, "predict-choice", 1)
+        await choose(pilot, "certainty", 1)
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: panel.query_one("#outcome").display)
+        outcome = text_of(pilot, "#outcome")
+        assert "wrong" in outcome and "Suggested rating: Again (1)" in outcome
+        await pilot.press("2")  # the user overrides Again with Hard
+        await pilot.pause()
+    assert app.dismissed == [2]
+    assert review_ratings(db) == [(card.id, 2)]
+
+
+@run_async
+async def test_escape_cancels_and_records(card: Card, db: Any, tmp_path: Path) -> None:
+    runner = FakeRunner()
+    panel = make_panel(card, db, runner, tmp_path)
+    app = HostApp(panel)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await pilot.pause()
+        await choose(pilot, "predict-choice", 0)
+        await choose(pilot, "certainty", 0)
+        await pilot.press("ctrl+r")
+        await until(pilot, runner.emitted.is_set)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.dismissed == [None])
+    from drill.lab_history import LabHistory
+
+    [record] = LabHistory(db).runs(card_id=card.id)
+    assert record.status == "cancelled" and record.rating is None
+    assert review_ratings(db) == []
