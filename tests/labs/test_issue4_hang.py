@@ -48,6 +48,14 @@ def test_dead_rank_survivors_fail_fast_with_the_crash_as_root_cause(tmp_path: Pa
     assert obs["seconds_to_failure"] is None or obs["seconds_to_failure"] < 10
 
 
+def test_a_sigkilled_rank_is_found_from_torchruns_exit_codes(tmp_path: Path) -> None:
+    result = run(tmp_path, 2, scenario="dead-rank", death="sigkill", collective_timeout_s=10.0)
+    assert result["status"] == "ok", result
+    root = result["observations"]["root_cause"]
+    assert (root["rank"], root["kind"]) == (1, "signal")
+    assert "signal 9" in root["message"]
+
+
 def test_straggler_is_named_by_monitored_barrier_at_world_size_3(tmp_path: Path) -> None:
     result = run(tmp_path, 3, scenario="straggler", collective_timeout_s=2.0)
     assert result["status"] == "ok", result

@@ -40,6 +40,14 @@ SPEC = LabSpec(
             choices=("op", "shape"),
         ),
         ParamSpec(
+            "death",
+            "choice",
+            "raise",
+            "dead-rank scenario: raise (an exception with a traceback) or sigkill (as the OOM "
+            "killer would: no traceback; the exit signal comes from torchrun's log)",
+            choices=("raise", "sigkill"),
+        ),
+        ParamSpec(
             "detail",
             "bool",
             True,
@@ -66,7 +74,7 @@ SPEC = LabSpec(
         ObservationSpec("scenario", "the scenario run"),
         ObservationSpec("victim", "the rank that misbehaved"),
         ObservationSpec("root_cause.rank", "root-cause rank found from all ranks' logs"),
-        ObservationSpec("root_cause.kind", "exception | abort | hang | mismatch | late"),
+        ObservationSpec("root_cause.kind", "exception | abort | signal | hang | mismatch | late"),
         ObservationSpec("root_cause.message", "the root-cause rank's first error line"),
         ObservationSpec("root_cause_is_victim", "the analysis named the victim (bool)"),
         ObservationSpec("launcher_root_cause_rank", "the launcher's own root-cause rank"),
@@ -125,6 +133,12 @@ def rank_reports(run: LabRun, variant: str, result: LaunchResult) -> dict[int, d
         if reports.get(rank, {}).get("error") is None:
             message = f"{failure['type']}: {failure['message']}"
             reports[rank].update(error=message, time=failure["time"], kind=_error_kind(message))
+    for rank, code in _exit_codes(Path(result.run_dir)).items():
+        # Killed by a signal other than torchrun's own SIGTERM: a real cause with no traceback.
+        if rank in reports and reports[rank]["error"] is None and code < 0 and code != -15:
+            last_time = reports[rank]["last"]["time"] if reports[rank]["last"] else None
+            message = f"killed by signal {-code} (no traceback; exit code from torchrun's log)"
+            reports[rank].update(error=message, time=last_time, kind="signal")
     for rank, files in rank_logs(Path(result.run_dir)).items():
         if rank not in reports or reports[rank]["error"] is not None:
             continue
@@ -135,6 +149,15 @@ def rank_reports(run: LabRun, variant: str, result: LaunchResult) -> dict[int, d
             last_time = reports[rank]["last"]["time"] if reports[rank]["last"] else None
             reports[rank].update(error=f"native abort: {line}", time=last_time, kind="abort")
     return reports
+
+
+_FAILURE = re.compile(r"rank\s*:\s*(\d+) \(local_rank.*?exitcode\s*:\s*(-?\d+)", re.DOTALL)
+
+
+def _exit_codes(run_dir: Path) -> dict[int, int]:
+    """Exit code per rank from torchrun's failure report (its "Failures" / "Root Cause")."""
+    text = _read(run_dir / "torchrun.log")
+    return {int(rank): int(code) for rank, code in _FAILURE.findall(text)}
 
 
 def _read(path: Path) -> str:
@@ -160,7 +183,7 @@ def find_root_cause(reports: dict[int, dict[str, Any]], blame: str) -> dict[str,
     if blame == "first_error" and failed:
         first = failed[0]
         return {"rank": first, "kind": reports[first]["kind"], "message": reports[first]["error"]}
-    real = [r for r in failed if reports[r]["kind"] in ("exception", "abort")]
+    real = [r for r in failed if reports[r]["kind"] in ("exception", "abort", "signal")]
     if real:
         first = real[0]
         return {"rank": first, "kind": reports[first]["kind"], "message": reports[first]["error"]}
@@ -230,6 +253,7 @@ def _launch(
         "steps": FAULT_STEP + 3,
         "collective_timeout_s": p["collective_timeout_s"],
         "mismatch": p["mismatch"],
+        "death": p["death"],
         "monitored": p["monitored"],
         "barrier_timeout_s": p["collective_timeout_s"],
         "straggler_delay_s": 2 * p["collective_timeout_s"] + 1,

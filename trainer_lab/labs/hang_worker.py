@@ -4,7 +4,8 @@ at step K, in one of four ways.
 - skip: the victim skips the all-reduce of step K and then stays alive but stuck (as a rank
   stuck in its data loader would); its peers wait in the all-reduce until the timeout.
 - mismatch: the victim all-reduces a tensor of another shape at step K.
-- dead-rank: the victim raises at step K (a crash with a traceback) and its process exits.
+- dead-rank: the victim raises at step K (a crash with a traceback) and its process exits,
+  or (death=sigkill) is SIGKILLed, leaving no traceback at all.
 - straggler: at step K every rank calls monitored_barrier; the victim arrives late.
 
 Every rank writes an `enter` event before each collective, so the driver can time the failure
@@ -13,6 +14,8 @@ from the moment the survivors entered the step-K collective.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from datetime import timedelta
 from typing import Any
@@ -58,7 +61,9 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
             threading.Event().wait(float(spec["stuck_s"]))
             return
         if at_fault and is_victim and scenario == "dead-rank":
-            events.write("crash", step=step)
+            events.write("crash", step=step, death=spec["death"])
+            if spec["death"] == "sigkill":  # as the OOM killer would: no traceback, no record
+                os.kill(os.getpid(), signal.SIGKILL)
             raise RuntimeError(f"simulated fault on rank {ctx.rank} at step {step}")
         mismatched = at_fault and is_victim and scenario == "mismatch"
         size = SHAPE // 2 if mismatched and spec["mismatch"] == "shape" else SHAPE
