@@ -217,19 +217,21 @@ class LabHistory:
         return latest
 
     def close_interrupted(self, running_ids: set[int] | None = None) -> int:
-        """Mark `running` rows as cancelled when their process is gone (or is this process and
-        the run is not in `running_ids`); returns how many were closed."""
+        """Mark `running` rows as cancelled when their process is gone, or is this process and
+        the run is not in `running_ids` (None: leave this process's rows alone); returns how
+        many were closed."""
         from sqlmodel import select
 
         from storage.lab_tables import LabRunRow
 
-        mine = running_ids or set()
         closed = 0
         with self.db.session() as session:
             for row in session.exec(select(LabRunRow).where(LabRunRow.status == "running")):
                 pid = int(json.loads(row.summary_json or "{}").get("pid", 0))
                 alive = pid > 0 and _pid_alive(pid)
-                if alive and (pid != os.getpid() or row.id in mine):
+                if alive and pid != os.getpid():
+                    continue
+                if pid == os.getpid() and (running_ids is None or row.id in running_ids):
                     continue
                 row.status = "cancelled"
                 row.summary_json = json.dumps(
