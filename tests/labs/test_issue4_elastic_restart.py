@@ -36,3 +36,15 @@ def test_weights_only_resume_ends_at_another_loss(tmp_path: Path) -> None:
         "final_loss_matches": False,
     }
     assert result["observations"]["final_loss_diff"] > 0
+
+
+def test_restarting_from_scratch_redoes_every_step(tmp_path: Path) -> None:
+    params = {"resume": "scratch", "steps": 8, "crash_step": 5}
+    result = run_lab("elastic-restart", params, 2, tmp_path, 90)
+    assert processes_mentioning(tmp_path) == []
+    assert result["status"] == "failed"
+    got = checks(result)
+    assert got["resumed_from_latest_checkpoint"] is False
+    # deterministic training ends at the same loss; the cost is the redone steps
+    assert got["final_loss_matches"] is True and got["job_restarted"] is True
+    assert result["observations"]["redone_steps"] == 5

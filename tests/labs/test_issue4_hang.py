@@ -90,8 +90,11 @@ def test_shape_mismatch_without_detail_aborts_the_smaller_rank(tmp_path: Path) -
     assert obs["detail"]["names_op_and_shape"] is True
 
 
-def test_mismatch_without_detail_env_fails_the_detail_check(tmp_path: Path) -> None:
-    result = run(tmp_path, 2, scenario="mismatch", collective_timeout_s=2.0, detail=False)
+def test_swapping_the_detail_env_fails_both_mismatch_checks(tmp_path: Path) -> None:
+    result = run(
+        tmp_path, 2, scenario="mismatch", collective_timeout_s=2.0, detail=False, plain_detail=True
+    )
     assert result["status"] == "failed"
+    # the launches' environments swapped: no fast error without DETAIL, a diagnosis with it
     assert checks(result)["detail_fails_fast"] is False
-    assert checks(result)["plain_gives_no_diagnosis"] is True
+    assert checks(result)["plain_gives_no_diagnosis"] is False

@@ -55,6 +55,13 @@ SPEC = LabSpec(
             "TORCH_DISTRIBUTED_DEBUG=DETAIL, so its check must fail",
         ),
         ParamSpec(
+            "plain_detail",
+            "bool",
+            False,
+            "debug: true sets TORCH_DISTRIBUTED_DEBUG=DETAIL on the mismatch scenario's plain "
+            "launch too, so its no-diagnosis check must fail",
+        ),
+        ParamSpec(
             "monitored",
             "bool",
             True,
@@ -296,7 +303,8 @@ def drive(run: LabRun) -> None:
         run.plan(2)
         detail_env = {"TORCH_DISTRIBUTED_DEBUG": "DETAIL"} if p["detail"] else None
         _, d_reports = _launch(run, "detail", detail_env)
-        plain, p_reports = _launch(run, "plain", None)
+        plain_env = {"TORCH_DISTRIBUTED_DEBUG": "DETAIL"} if p["plain_detail"] else None
+        plain, p_reports = _launch(run, "plain", plain_env)
         d_secs = seconds_to_failure(d_reports, list(range(run.world_size)))
         d_msgs = " ".join(rep["error"] or "" for rep in d_reports.values())
         op_name = "BROADCAST" if p["mismatch"] == "op" else "ALLREDUCE"
