@@ -46,3 +46,10 @@ def test_summed_gradients_fail_the_gradient_check_but_not_the_loss_check(tmp_pat
     # Adam is invariant to a constant gradient scale: the loss barely notices the bug.
     assert got["losses_match"] is True
     assert result["observations"]["grad_norm_ratio"]["w2"] == pytest.approx(2.0, rel=1e-4)
+
+
+def test_a_tight_tolerance_catches_the_summed_gradients_in_the_loss(tmp_path: Path) -> None:
+    result = run_lab("fsdp", {"grad_divide": "sum", "tolerance": 1e-8}, 2, tmp_path, 120)
+    assert processes_mentioning(tmp_path) == []
+    assert checks(result)["losses_match"] is False
+    assert 0 < result["observations"]["max_rel_loss_diff"]["w2"] < 1e-4

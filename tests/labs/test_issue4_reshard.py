@@ -48,3 +48,15 @@ def test_a_bad_world_size_list_is_a_clear_error(tmp_path: Path) -> None:
     assert result["status"] == "error"
     assert "comma-separated" in result["error"]["message"]
     assert result["launches"] == []
+
+
+def test_loading_at_the_same_world_size_shows_no_per_rank_breakage(tmp_path: Path) -> None:
+    result = run_lab("reshard", {"load_world_sizes": "2"}, 2, tmp_path, 120)
+    assert processes_mentioning(tmp_path) == []
+    assert result["status"] == "failed"
+    assert checks(result) == {
+        "tensors_identical_after_load": True,
+        "exactly_once": True,
+        "per_rank_counters_break": False,
+    }
+    assert result["observations"]["loads"]["w2"]["per_rank"] == {"duplicates": 0, "skipped": 0}
