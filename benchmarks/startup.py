@@ -32,10 +32,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TCSS = REPO / "drill" / "tui" / "drill.tcss"
 SAMPLE_FRONT = "Why does **gradient accumulation** change the meaning of `lr` in a sweep? (#0)"
-SAMPLE_BACK = (
-    "Each optimizer step sees `micro_batch * accum * world` samples; the step count drops.\n\n"
-    "- keep tokens per step fixed when comparing runs\n- rescale warmup in steps\n"
-)
 
 
 # --- data ----------------------------------------------------------------------------------
@@ -171,10 +167,11 @@ def child_drill(mode: str, ratings: int) -> None:
 
 def child_bare() -> None:
     """Same widgets and stylesheet as the real home + review screens, fixed text, no data."""
+    from rich.markdown import Markdown
     from textual.app import App, ComposeResult
     from textual.containers import Horizontal, VerticalScroll
     from textual.screen import Screen
-    from textual.widgets import DataTable, Footer, Markdown, Static
+    from textual.widgets import DataTable, Footer, Static
 
     class Home(Screen[None]):
         def compose(self) -> ComposeResult:
@@ -192,20 +189,18 @@ def child_bare() -> None:
             yield Static("All decks · bench-0 · review · 500 left", id="review-status")
             with VerticalScroll(id="card"):
                 yield Static("", id="edited-marker")
-                yield Markdown(id="front")
+                yield Static(id="front", classes="card-text")
                 yield Static("", id="divider")
-                yield Markdown(id="back")
+                yield Static(id="back", classes="card-text")
             yield Static("space: show the answer", id="reveal-hint")
             with Horizontal(id="ratings"):
                 for rating, name in enumerate(("Again", "Hard", "Good", "Easy"), 1):
                     yield Static(f"{rating} {name}", id=f"rate-{rating}", classes="rating")
             yield Footer()
 
-        async def on_mount(self) -> None:
-            await self.query_one("#front", Markdown).update(SAMPLE_FRONT)
-            back = self.query_one("#back", Markdown)
-            await back.update(SAMPLE_BACK)
-            back.display = False
+        def on_mount(self) -> None:
+            self.query_one("#front", Static).update(Markdown(SAMPLE_FRONT))
+            self.query_one("#back", Static).display = False  # drill renders it on reveal
             self.query_one("#ratings").display = False
             self.call_after_refresh(self.painted)
 

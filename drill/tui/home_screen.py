@@ -124,7 +124,7 @@ class HomeScreen(Screen[None]):
         self._open_optional(MOCK_MODULE, "open_mock_round", "drill mock")
 
     def action_labs(self) -> None:
-        self._open_optional(LABS_MODULE, "open_labs", "drill lab")
+        self._open_optional(LABS_MODULE, "open_labs_screen", "drill lab")
 
     def _open_optional(self, module_name: str, entry: str, command: str) -> None:
         """Optional screens expose `entry(app) -> None`; until one does, point to the CLI."""

@@ -10,16 +10,18 @@ current state (rating an unrevealed card, undo with nothing to undo) are ignored
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import sqlite3
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from rich.markdown import Markdown
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Footer, Static
 
 from drill.tui.formatting import RATING_NAMES, back_markdown, rating_label
 
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
     from drill.home_data import FirstPaint
     from drill.review_session import ReviewSession
     from drill.tui.app import DrillApp
+
+
+LAB_PANEL_MODULE = "drill.tui.lab_panel"
 
 
 class ShownCard(Protocol):
@@ -63,6 +68,7 @@ class ReviewScreen(Screen[None]):
         Binding("u", "undo", "Undo"),
         Binding("b", "bury", "Bury"),
         Binding("s", "suspend", "Suspend"),
+        Binding("l", "lab", "Run lab"),
         Binding("escape,q", "leave", "Home"),
     ]
 
@@ -87,7 +93,7 @@ class ReviewScreen(Screen[None]):
         self.shown_at = time.monotonic()
         self._remaining_hint = 0
         self._attach_lock = asyncio.Lock()
-        self._footer_state: tuple[bool, bool] | None = None
+        self._footer_state: tuple[bool, bool, bool] | None = None
 
     @property
     def drill_app(self) -> DrillApp:
@@ -97,9 +103,9 @@ class ReviewScreen(Screen[None]):
         yield Static("", id="review-status")
         with VerticalScroll(id="card"):
             yield Static("", id="edited-marker")
-            yield Markdown(id="front")
+            yield Static(id="front", classes="card-text")
             yield Static("", id="divider")
-            yield Markdown(id="back")
+            yield Static(id="back", classes="card-text")
         yield Static("space: show the answer", id="reveal-hint")
         with Horizontal(id="ratings"):
             for rating in RATING_NAMES:
@@ -167,9 +173,11 @@ class ReviewScreen(Screen[None]):
         marker = self.query_one("#edited-marker", Static)
         marker.update("✎ edited since your last review" if edited else "")
         marker.display = edited
-        await self.query_one("#front", Markdown).update(card.front)
+        # Rich's Markdown in a Static renders in one pass; Textual's Markdown widget mounts a
+        # widget per block and parses in a thread, which tripled rating -> next card latency.
+        self.query_one("#front", Static).update(Markdown(card.front))
         # The back is rendered on reveal: a rating then only costs the front's paint.
-        self.query_one("#back", Markdown).display = False
+        self.query_one("#back", Static).display = False
         self.query_one("#divider", Static).display = False
         self.query_one("#reveal-hint", Static).display = True
         self.query_one("#ratings", Horizontal).display = False
@@ -185,7 +193,11 @@ class ReviewScreen(Screen[None]):
     def _sync_footer(self) -> None:
         """Refresh the footer only when a key's availability changed: Textual's Footer
         recomposes on every refresh (~20 ms of CPU per card otherwise)."""
-        state = (self.card is not None, bool(self.session and self.session.stats.reviewed))
+        state = (
+            self.card is not None,
+            bool(self.session and self.session.stats.reviewed),
+            self._has_lab(),
+        )
         if state != self._footer_state:
             self._footer_state = state
             self.refresh_bindings()
@@ -194,8 +206,8 @@ class ReviewScreen(Screen[None]):
         if self.card is None:
             return
         self.revealed = True
-        back = self.query_one("#back", Markdown)
-        await back.update(back_markdown(self.card.back, list(self.card.rubric)))
+        back = self.query_one("#back", Static)
+        back.update(Markdown(back_markdown(self.card.back, list(self.card.rubric))))
         back.display = True
         self.query_one("#divider", Static).display = True
         self.query_one("#reveal-hint", Static).display = False
@@ -231,6 +243,8 @@ class ReviewScreen(Screen[None]):
         # answer is revealed): a footer whose keys changed would recompose on every card.
         if action in ("rate", "bury", "suspend"):
             return True if self.card is not None else None
+        if action == "lab":
+            return self._has_lab()
         if action == "undo":
             return True if self.session is not None and self.session.stats.reviewed else None
         return True
@@ -302,6 +316,32 @@ class ReviewScreen(Screen[None]):
         if session is not None and self._saved(session.suspend):
             self.notify("Suspended", timeout=2)
             await self._show_from_session()
+
+    def _has_lab(self) -> bool:
+        return (
+            self.card is not None
+            and getattr(self.card, "lab", None) is not None
+            and importlib.util.find_spec(LAB_PANEL_MODULE) is not None
+        )
+
+    async def action_lab(self) -> None:
+        """Open the card's lab (drill/tui/lab_panel.py); a rating accepted there goes through
+        this session, so the next card is shown on return."""
+        if not self._has_lab():
+            return
+        session = await self._session_on_shown_card()
+        if session is None or session.current is None:
+            return
+        from drill.tui.lab_panel import open_lab_panel
+
+        card_id = session.current.card.id
+
+        def returned(_rating: int | None) -> None:
+            current = self.session.current if self.session is not None else None
+            if current is None or current.card.id != card_id:
+                self.call_later(self._show_from_session)
+
+        open_lab_panel(self.app, session.current.card, self.card_deck, session, returned)
 
     def action_leave(self) -> None:
         self.card = None

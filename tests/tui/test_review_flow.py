@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Markdown, Static
+from textual.widgets import DataTable, Static
 
 import storage.db
 from drill.tui.home_screen import HomeScreen
@@ -57,7 +57,7 @@ async def test_rating_needs_reveal_and_each_key_commits(make_app, query) -> None
         await settle(pilot)
         screen = review_screen(pilot)
         assert screen.card is not None and screen.card.id == "a1"
-        assert not screen.query_one("#back", Markdown).display
+        assert not screen.query_one("#back", Static).display
 
         await pilot.press("3")  # unrevealed: ignored
         await pilot.pause()
@@ -65,7 +65,7 @@ async def test_rating_needs_reveal_and_each_key_commits(make_app, query) -> None
         assert screen.card.id == "a1"
 
         await pilot.press("space")
-        assert screen.revealed and screen.query_one("#back", Markdown).display
+        assert screen.revealed and screen.query_one("#back", Static).display
         labels = [str(screen.query_one(f"#rate-{r}", Static).render()) for r in (1, 2, 3, 4)]
         assert labels[0].startswith("1 Again · ") and labels[2].startswith("3 Good · ")
 
@@ -320,3 +320,57 @@ async def test_locked_database_gives_a_notice_and_keeps_the_card(
         await pilot.press("3")  # lock released: the retry commits
         assert log_rows(query) == [("a1", 3)]
         assert screen.card.id == "a2"
+
+
+GAMMA = """\
+deck: gamma
+title: Gamma deck
+cards:
+  - id: g1
+    level: medium
+    front: Does DDP keep replicas identical?
+    back: Yes; the all-reduce averages gradients before every step.
+    lab:
+      run: ddp-baseline
+      params: {steps: 4}
+"""
+
+
+@run_async
+async def test_l_opens_the_lab_panel_for_a_card_with_a_lab(make_app, deck_dir, query) -> None:
+    (deck_dir / "gamma.yaml").write_text(GAMMA)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        screen = review_screen(pilot)
+        await pilot.press("l")  # a1 has no lab: nothing opens
+        await pilot.pause()
+        assert app.screen is screen
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("down", "down", "enter")  # gamma
+        await settle(pilot)
+        screen = review_screen(pilot)
+        assert screen.card.id == "g1"
+        await pilot.press("l")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "LabPanelScreen"
+        await pilot.press("escape")  # leave without running
+        await pilot.pause()
+        assert app.screen is screen and screen.card.id == "g1"
+        assert query("SELECT count(*) FROM review_log") == [(0,)]
+
+
+@run_async
+async def test_capital_l_on_home_opens_the_labs_screen(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("L")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "LabsScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
