@@ -63,7 +63,8 @@ def plot_data(run_dir: Path) -> PlotData:
                                 per_rank.setdefault(name, []).append(float(value))
                     loss = event.get("loss")
                     if rank == 0 and isinstance(loss, int | float):
-                        label = "/".join(p for p in (variant, str(event.get("run") or "")) if p)
+                        run = str(event.get("run") or "")
+                        label = "/".join(p for p in dict.fromkeys((variant, run)) if p)
                         series = data.losses.setdefault(label or "train", [])
                         series.append((int(event.get("step", len(series) + 1)), float(loss)))
                 elif kind == "memory":

@@ -112,10 +112,11 @@ class LabPanelScreen(Screen[int | None]):
     DEFAULT_CSS = """
     LabPanelScreen #lab-title { height: 1; padding: 0 1; background: $primary; text-style: bold; }
     LabPanelScreen #lab-body { height: 1fr; padding: 0 1; }
-    LabPanelScreen .param-row { height: 3; }
-    LabPanelScreen .param-row Label { width: 16; padding: 1 1 0 0; }
-    LabPanelScreen .param-row Input { width: 24; }
-    LabPanelScreen .param-help { width: 1fr; padding: 1 0 0 1; color: $text-muted; }
+    LabPanelScreen .param-row { height: 1; margin-top: 1; }
+    LabPanelScreen .param-row Label { width: 16; }
+    LabPanelScreen .param-row Input { width: 24; height: 1; border: none; padding: 0 1; }
+    LabPanelScreen .param-help { width: 1fr; height: 1; padding: 0 0 0 1; color: $text-muted; }
+    LabPanelScreen #run-config { margin-top: 1; }
     LabPanelScreen #param-error { color: $error; height: auto; }
     LabPanelScreen #predict-ask { margin-top: 1; text-style: bold; }
     LabPanelScreen RadioSet { height: auto; }
@@ -203,6 +204,7 @@ class LabPanelScreen(Screen[int | None]):
                     yield Input(_describe_value(value), id=f"param-{index}", classes="param")
                     yield Static(f"{param.describe()} · {param.help}", classes="param-help")
             yield Static("", id="param-error")
+            yield Static("", id="run-config")
             if self.card is not None and self.card.predict is not None:
                 yield Static(f"Predict: {self.card.predict.ask}", id="predict-ask")
                 with RadioSet(id="predict-choice"):
@@ -270,11 +272,24 @@ class LabPanelScreen(Screen[int | None]):
             prediction = Prediction(choice, CERTAINTIES[certainty])
         return world, params, prediction
 
-    def _set_form_enabled(self, enabled: bool) -> None:
+    def _lock_form(self, world: int, params: dict[str, Any], prediction: Prediction | None) -> None:
+        """Replace the form by one line of what runs (and what was predicted): the log and
+        the outcome get the room."""
         for widget in self.query(".param"):
-            widget.disabled = not enabled
+            widget.disabled = True
         for radio in self.query(RadioSet):
-            radio.disabled = not enabled
+            radio.disabled = True
+        for hidden in (
+            *self.query(".param-row"),
+            *self.query(RadioSet),
+            *self.query("#predict-ask"),
+        ):
+            hidden.display = False
+        text = f"W={world} " + " ".join(f"{k}={_describe_value(v)}" for k, v in params.items())
+        if prediction is not None and self.card is not None and self.card.predict is not None:
+            guess = self.card.predict.choices[prediction.choice].text
+            text += f"\nPredicted: {guess} ({prediction.certainty} certainty)"
+        self.query_one("#run-config", Static).update(text)
 
     # --- actions -----------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -324,7 +339,7 @@ class LabPanelScreen(Screen[int | None]):
             timeout_s=self.timeout_s,
             on_finish=self._record_finish,
         )
-        self._set_form_enabled(False)
+        self._lock_form(world, params, prediction)
         self.query_one("#lab-log", Log).display = True
         bar = self.query_one("#run-progress", ProgressBar)
         bar.display = True
