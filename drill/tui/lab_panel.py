@@ -506,9 +506,12 @@ def open_lab_panel(
     deck_id: str | None,
     session: ReviewSession | None = None,
     callback: Callable[[int | None], Any] | None = None,
+    **panel_options: Any,
 ) -> bool:
     """Push the lab panel for `card` (a deck Card, or anything with the `id` of one, such as
-    the review screen's first-paint record). False (with a notice) when it cannot open."""
+    the review screen's first-paint record). False (with a notice) when it cannot open.
+    `callback` gets the rating given in the panel (None: not rated); `panel_options` go to
+    LabPanelScreen (runner, runs_root, timeout_s: tests)."""
     from drill.deck_models import Card
 
     heavy = getattr(getattr(app, "backend", None), "heavy", None)
@@ -522,5 +525,7 @@ def open_lab_panel(
         app.notify("This card has no lab.", timeout=3)
         return False
     db = heavy.db if heavy is not None else None
-    app.push_screen(LabPanelScreen(card, deck_id, db=db, session=session), callback)
+    app.push_screen(
+        LabPanelScreen(card, deck_id, db=db, session=session, **panel_options), callback
+    )
     return True

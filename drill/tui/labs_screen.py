@@ -66,15 +66,30 @@ class LabsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        if self.db is not None:
+        table = self.query_one("#labs", DataTable)
+        table.add_columns("lab", "group", "cards", "last result", "summary")
+        self._attach_history()
+        self.refresh_table()
+        table.focus()
+        wait_heavy = getattr(self.app, "wait_heavy", None)
+        if self.db is None and wait_heavy is not None:
+            self.run_worker(self._when_loaded(wait_heavy), exit_on_error=False)
+
+    def _attach_history(self) -> None:
+        if self.db is not None and self._history is None:
             from drill.lab_history import LabHistory
 
             self._history = LabHistory(self.db)
             self._history.close_interrupted()
-        table = self.query_one("#labs", DataTable)
-        table.add_columns("lab", "group", "cards", "last result", "summary")
+
+    async def _when_loaded(self, wait_heavy: Any) -> None:
+        """Opened before the app's decks and database loaded: fill in cards and history then."""
+        if not await wait_heavy():
+            return
+        heavy = self.app.backend.heavy  # type: ignore[attr-defined]
+        self.decks, self.db = heavy.decks, heavy.db
+        self._attach_history()
         self.refresh_table()
-        table.focus()
 
     def refresh_table(self) -> None:
         from trainer_lab.catalogue import CATALOGUE

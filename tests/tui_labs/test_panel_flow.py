@@ -32,7 +32,11 @@ def text_of(pilot: Pilot, selector: str) -> str:
 
 
 async def choose(pilot: Pilot, set_id: str, index: int) -> None:
-    button = list(pilot.app.screen.query(f"#{set_id} RadioButton").results(RadioButton))[index]
+    def buttons() -> list[RadioButton]:
+        return list(pilot.app.screen.query(f"#{set_id} RadioButton").results(RadioButton))
+
+    await until(pilot, lambda: len(buttons()) > index)  # a just-pushed screen is composing
+    button = buttons()[index]
     await pilot.click(button)
     await pilot.pause()
 
