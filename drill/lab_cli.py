@@ -129,14 +129,15 @@ def parse_params(spec: Any, pairs: list[str]) -> dict[str, Any]:
 
 
 def default_out_dir(name: str) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    try:
-        from drill.paths import runs_dir
-    except ImportError:  # drill.paths not present yet: fall back to a temp dir
-        import tempfile
+    """A new directory under the runs dir, named after the lab and the time."""
+    from drill.paths import runs_dir
 
-        return Path(tempfile.gettempdir()) / "drill-runs" / f"{name}-{stamp}"
-    return runs_dir() / f"{name}-{stamp}"
+    base = runs_dir() / f"{name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -152,6 +153,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         return _error("--timeout must be positive")
     out_dir = args.out or default_out_dir(spec.name)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        return _error(f"--out {out_dir} is not empty; give a new directory")
     result = _run_with_progress(spec.name, params, world_size, out_dir, args.timeout)
     if args.json:
         print(json.dumps(result, indent=1))

@@ -182,7 +182,8 @@ def run_verify(
             on_job(index, len(jobs), job, cached is not None)
         started = time.monotonic()
         if cached is None:
-            out_dir = runs_dir / f"{job.lab}-{job.cache_key(cache.version)}"
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            out_dir = runs_dir / f"{job.lab}-{job.cache_key(cache.version)}-{stamp}-{index}"
 
             def progress(event: dict[str, Any], job: LabJob = job) -> None:
                 if on_progress:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer_lab.catalogue import check_world_size, get_lab
+from trainer_lab.catalogue_types import ParamError
 from trainer_lab.procs import PARENT_ENV, kill_tree
 from trainer_lab.run import base_result, write_result
 
@@ -78,8 +79,10 @@ def run_lab(
         import tempfile
 
         out_dir = Path(tempfile.mkdtemp(prefix=f"drill-lab-{name}-"))
+    if out_dir.exists() and any(out_dir.iterdir()):
+        # A lab appends to its events files: a reused directory would mix two runs' events.
+        raise ParamError(f"run directory {out_dir} is not empty; choose a new one")
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "result.json").unlink(missing_ok=True)
     command = [
         sys.executable,
         "-m",

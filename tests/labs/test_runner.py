@@ -38,6 +38,14 @@ def test_bad_params_raise_before_starting_anything(tmp_path: Path) -> None:
     assert not (tmp_path / "driver.log").exists()
 
 
+def test_a_used_run_directory_is_refused(tmp_path: Path) -> None:
+    # Labs append to their events files: a second run in the same directory would mix runs.
+    (tmp_path / "events-rank0.jsonl").write_text("{}\n")
+    with pytest.raises(ParamError, match="not empty"):
+        run_lab("ddp-baseline", {}, 2, tmp_path)
+    assert not (tmp_path / "driver.log").exists()
+
+
 def test_progress_is_streamed(tmp_path: Path) -> None:
     events: list[ProgressEvent] = []
     result = run_lab("ddp-baseline", {"steps": 2}, 2, tmp_path, 90, on_progress=events.append)
