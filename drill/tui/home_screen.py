@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
@@ -15,15 +14,6 @@ from drill.tui.formatting import format_next_due
 if TYPE_CHECKING:
     from drill.home_data import FirstPaint
     from drill.tui.app import DrillApp
-
-
-def optional_screen(module: str) -> bool:
-    """Whether an optional screen module (mock rounds, labs) is installed."""
-    return importlib.util.find_spec(module) is not None
-
-
-MOCK_MODULE = "drill.tui.mock_screen"
-LABS_MODULE = "drill.tui.labs_screen"
 
 
 class HomeScreen(Screen[None]):
@@ -64,10 +54,6 @@ class HomeScreen(Screen[None]):
         self._resumed_before = True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "mock":
-            return optional_screen(MOCK_MODULE)
-        if action == "labs":
-            return optional_screen(LABS_MODULE)
         if action == "review_selected":
             return True if self.deck_ids else None
         return True
@@ -121,18 +107,11 @@ class HomeScreen(Screen[None]):
         self.drill_app.start_review(None)
 
     def action_mock(self) -> None:
-        self._open_optional(MOCK_MODULE, "open_mock_round", "drill mock")
+        from drill.tui.mock_picker import open_mock_round
+
+        open_mock_round(self.app)
 
     def action_labs(self) -> None:
-        self._open_optional(LABS_MODULE, "open_labs_screen", "drill lab")
+        from drill.tui.labs_screen import open_labs_screen
 
-    def _open_optional(self, module_name: str, entry: str, command: str) -> None:
-        """Optional screens expose `entry(app) -> None`; until one does, point to the CLI."""
-        if not optional_screen(module_name):
-            return
-        module = importlib.import_module(module_name)
-        opener = getattr(module, entry, None)
-        if opener is None:
-            self.notify(f"Run `{command}` from the shell for this.", timeout=4)
-            return
-        opener(self.app)
+        open_labs_screen(self.app)

@@ -1,0 +1,48 @@
+"""`m` on the home screen: pick a round, play it; an interrupted round is offered for resume."""
+
+from __future__ import annotations
+
+from textual.widgets import OptionList
+
+from drill.tui.home_screen import HomeScreen
+from drill.tui.mock_picker import MockPickerScreen
+from drill.tui.mock_screen import MockRoundScreen
+from tests.tui.helpers import run_async
+
+SIZE = (100, 32)
+
+
+def option_ids(app) -> list[str]:
+    options = app.screen.query_one("#rounds", OptionList)
+    return [options.get_option_at_index(i).id for i in range(options.option_count)]
+
+
+@run_async
+async def test_m_starts_a_round_and_offers_resume(make_app, query) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, MockPickerScreen)
+        ids = option_ids(app)
+        assert "resume" not in ids  # nothing interrupted yet
+        assert {"standard", "quick"} <= set(ids)
+
+        app.screen.query_one("#rounds", OptionList).highlighted = ids.index("quick")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MockRoundScreen)
+        rounds = query("SELECT id, status FROM mock_round")
+        assert len(rounds) == 1 and rounds[0][1] == "running"
+
+        app.pop_screen()  # leave the round unfinished, as a crash or quit would
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("m")
+        await pilot.pause()
+        assert option_ids(app)[0] == "resume"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen)
