@@ -213,7 +213,10 @@ class LabPanelScreen(Screen[int | None]):
                 with RadioSet(id="certainty"):
                     for certainty in CERTAINTIES:
                         yield RadioButton(certainty)
-            yield Static("ctrl+r: run · escape: leave", id="run-status")
+            yield Static(
+                "tab: next field · arrows + enter: choose · ctrl+r: run · escape: leave",
+                id="run-status",
+            )
             yield ProgressBar(id="run-progress", show_eta=False)
             yield Log(id="lab-log", max_lines=2000)
             yield Static("", id="outcome")
@@ -224,7 +227,9 @@ class LabPanelScreen(Screen[int | None]):
         self.query_one("#run-progress", ProgressBar).display = False
         self.query_one("#lab-log", Log).display = False
         self.query_one("#outcome", Static).display = False
+        self.query_one("#run-config", Static).display = False
         self._load_past_runs()
+        self.query_one("#param-world", Input).focus()
 
     def _history_or_none(self) -> LabHistory | None:
         if self._history is None and self.db is not None:
@@ -289,7 +294,9 @@ class LabPanelScreen(Screen[int | None]):
         if prediction is not None and self.card is not None and self.card.predict is not None:
             guess = self.card.predict.choices[prediction.choice].text
             text += f"\nPredicted: {guess} ({prediction.certainty} certainty)"
-        self.query_one("#run-config", Static).update(text)
+        config = self.query_one("#run-config", Static)
+        config.update(text)
+        config.display = True
 
     # --- actions -----------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
