@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
-from textual.widgets import Log, RadioButton, Static
+from textual.widgets import Log, OptionList, RadioButton, Static
 
 from drill.deck_models import Card
 from drill.tui.lab_panel import LabPanelScreen
+from drill.tui.lab_results import LabResultsScreen
 from tests.tui.helpers import run_async
 from tests.tui_labs.apps import HostApp
 from tests.tui_labs.conftest import FakeRunner
@@ -124,7 +125,20 @@ async def test_override_rating_after_wrong_prediction(card: Card, db: Any, tmp_p
         assert "wrong" in outcome and "Suggested rating: Again (1)" in outcome
         await pilot.press("2")  # the user overrides Again with Hard
         await pilot.pause()
-    assert app.dismissed == [2]
+        assert app.dismissed == [2]
+        # the card's past runs are listed in a fresh panel and reopen in the results view
+        again = make_panel(card, db, FakeRunner(), tmp_path)
+        await app.push_screen(again)
+        await until(pilot, lambda: bool(again.query("#past-runs")))
+        past = again.query_one("#past-runs", OptionList)
+        assert past.option_count == 1 and "· ok · checks 2/2" in str(
+            past.get_option_at_index(0).prompt
+        )
+        past.focus()
+        past.highlighted = 0
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, LabResultsScreen))
+        assert app.screen.result["status"] == "ok"  # type: ignore[attr-defined]
     assert review_ratings(db) == [(card.id, 2)]
 
 
