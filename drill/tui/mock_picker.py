@@ -57,9 +57,10 @@ class MockPickerScreen(ModalScreen[None]):
         if unfinished is not None:
             options.add_option(Option(f"Resume interrupted round #{unfinished}", id=RESUME))
         for definition, _path in rounds:
-            minutes = sum(phase.minutes for phase in definition.phases)
-            label = f"{definition.title}  ({minutes:g} min, {len(definition.phases)} phases)"
+            label = f"{definition.title} · {len(definition.phases)} phases"
             options.add_option(Option(label, id=definition.round))
+        if options.option_count:
+            options.highlighted = 0
         options.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -25,6 +25,12 @@ class BulletBox(Checkbox):
         self.prompt_id = prompt_id
         self.index = index
 
+    @property  # type: ignore[override]
+    def BUTTON_INNER(self) -> str:
+        # Textual draws "X" in both states and tells them apart by colour only; a blank box for
+        # unchecked keeps the checklist readable without colour.
+        return "X" if self.value else " "
+
 
 class GradingScreen(Screen[None]):
     DEFAULT_CSS = """
