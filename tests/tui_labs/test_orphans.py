@@ -67,7 +67,7 @@ async def test_quit_during_run_leaves_no_process(card: Card, db: Any, tmp_path: 
         await choose(pilot, "predict-choice", 0)
         await choose(pilot, "certainty", 1)
         await pilot.press("ctrl+r")
-        await until(pilot, runner.started.is_set, tries=1000)
+        await until(pilot, runner.started.is_set)
         pids = json.loads(runner.pid_file.read_text())
         assert len(pids) == 2 and all(is_alive(pid) for pid in pids)
         await pilot.press("ctrl+q")  # quit the whole app mid-run

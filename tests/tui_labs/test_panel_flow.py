@@ -19,7 +19,7 @@ from tests.tui_labs.apps import HostApp
 from tests.tui_labs.conftest import FakeRunner
 
 
-async def until(pilot: Pilot, condition: Callable[[], bool], tries: int = 400) -> None:
+async def until(pilot: Pilot, condition: Callable[[], bool], tries: int = 1500) -> None:
     """Let the app run until `condition` holds (bounded; fails the test otherwise)."""
     for _ in range(tries):
         if condition():
