@@ -32,10 +32,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drill.claims import ClaimError, ClaimOutcome, evaluate
-from drill.deck_models import Card
+
+if TYPE_CHECKING:
+    from drill.deck_models import Card
 
 CERTAINTIES = ("low", "medium", "high")
 MARKING: dict[tuple[bool, str], int] = {
