@@ -127,8 +127,8 @@ def _error_kind(message: str) -> str:
 
 
 def rank_reports(run: LabRun, variant: str, result: LaunchResult) -> dict[int, dict[str, Any]]:
-    """Per rank: its failure record (if any), a native abort seen in its stderr, and its last
-    collective (from the events)."""
+    """Per rank: its failure record (if any), else a native abort seen in its stderr, else a
+    fatal signal from torchrun's report; and its last collective (from the events)."""
     events = run.events(variant)
     reports: dict[int, dict[str, Any]] = {}
     for rank in range(run.world_size):
@@ -140,12 +140,6 @@ def rank_reports(run: LabRun, variant: str, result: LaunchResult) -> dict[int, d
         if reports.get(rank, {}).get("error") is None:
             message = f"{failure['type']}: {failure['message']}"
             reports[rank].update(error=message, time=failure["time"], kind=_error_kind(message))
-    for rank, code in _exit_codes(Path(result.run_dir)).items():
-        # Killed by a signal other than torchrun's own SIGTERM: a real cause with no traceback.
-        if rank in reports and reports[rank]["error"] is None and code < 0 and code != -15:
-            last_time = reports[rank]["last"]["time"] if reports[rank]["last"] else None
-            message = f"killed by signal {-code} (no traceback; exit code from torchrun's log)"
-            reports[rank].update(error=message, time=last_time, kind="signal")
     for rank, files in rank_logs(Path(result.run_dir)).items():
         if rank not in reports or reports[rank]["error"] is not None:
             continue
@@ -155,6 +149,12 @@ def rank_reports(run: LabRun, variant: str, result: LaunchResult) -> dict[int, d
             line = what.group(1).strip() if what else "Fatal Python error: Aborted"
             last_time = reports[rank]["last"]["time"] if reports[rank]["last"] else None
             reports[rank].update(error=f"native abort: {line}", time=last_time, kind="abort")
+    for rank, code in _exit_codes(Path(result.run_dir)).items():
+        # Killed by a signal other than torchrun's own SIGTERM: a real cause with no traceback.
+        if rank in reports and reports[rank]["error"] is None and code < 0 and code != -15:
+            last_time = reports[rank]["last"]["time"] if reports[rank]["last"] else None
+            message = f"killed by signal {-code} (no traceback; exit code from torchrun's log)"
+            reports[rank].update(error=message, time=last_time, kind="signal")
     return reports
 
 
