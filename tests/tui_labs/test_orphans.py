@@ -74,3 +74,33 @@ async def test_quit_during_run_leaves_no_process(card: Card, db: Any, tmp_path: 
     assert [pid for pid in pids if is_alive(pid)] == []
     [record] = LabHistory(db).runs(card_id=card.id)
     assert record.status == "cancelled"
+
+
+@run_async
+async def test_quit_drill_app_during_run(home: Path, card: Card, tmp_path: Path) -> None:
+    from drill.paths import database_path
+    from drill.tui.lab_panel import open_lab_panel
+    from storage.db import open_database
+    from tests.tui_labs.test_app_integration import _app
+
+    app = _app(tmp_path)
+    runner = SubprocessRunner(tmp_path / "pids.json")
+    async with app.run_test(size=(100, 50)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert open_lab_panel(app, card, "d", runner=runner, runs_root=tmp_path / "runs")
+        await until(pilot, lambda: isinstance(app.screen, LabPanelScreen))
+        await choose(pilot, "predict-choice", 1)
+        await choose(pilot, "certainty", 0)
+        await pilot.press("ctrl+r")
+        await until(pilot, runner.started.is_set)
+        pids = json.loads(runner.pid_file.read_text())
+        assert all(is_alive(pid) for pid in pids)
+        app.exit()
+    assert [pid for pid in pids if is_alive(pid)] == []
+    db = open_database(database_path())
+    try:
+        [record] = LabHistory(db).runs(card_id=card.id)
+    finally:
+        db.close()
+    assert record.status == "cancelled" and record.predicted == "slightly different"
