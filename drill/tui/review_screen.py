@@ -10,7 +10,6 @@ current state (rating an unrevealed card, undo with nothing to undo) are ignored
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import sqlite3
 import time
 from collections.abc import Callable
@@ -31,9 +30,6 @@ if TYPE_CHECKING:
     from drill.home_data import FirstPaint
     from drill.review_session import ReviewSession
     from drill.tui.app import DrillApp
-
-
-LAB_PANEL_MODULE = "drill.tui.lab_panel"
 
 
 class ShownCard(Protocol):
@@ -318,11 +314,7 @@ class ReviewScreen(Screen[None]):
             await self._show_from_session()
 
     def _has_lab(self) -> bool:
-        return (
-            self.card is not None
-            and getattr(self.card, "lab", None) is not None
-            and importlib.util.find_spec(LAB_PANEL_MODULE) is not None
-        )
+        return self.card is not None and getattr(self.card, "lab", None) is not None
 
     async def action_lab(self) -> None:
         """Open the card's lab (drill/tui/lab_panel.py); a rating accepted there goes through
@@ -334,11 +326,9 @@ class ReviewScreen(Screen[None]):
             return
         from drill.tui.lab_panel import open_lab_panel
 
-        card_id = session.current.card.id
-
-        def returned(_rating: int | None) -> None:
-            current = self.session.current if self.session is not None else None
-            if current is None or current.card.id != card_id:
+        def returned(rating: int | None) -> None:
+            # A rated card moved on, even when it comes straight back as a learning card.
+            if rating is not None:
                 self.call_later(self._show_from_session)
 
         open_lab_panel(self.app, session.current.card, self.card_deck, session, returned)

@@ -79,3 +79,35 @@ async def test_panel_rates_through_the_review_session(home: Path, tmp_path: Path
         assert [(r.card_id, r.rating) for r in app.backend.heavy.db.reviews()] == [
             ("ddp-equals-single", 3)
         ]
+
+
+@run_async
+async def test_l_on_the_review_screen_rates_and_shows_the_next_card(
+    home: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    runner = FakeRunner()
+    runner.release.set()
+    monkeypatch.setattr("drill.lab_session.default_runner", lambda: runner)
+    app = _app(tmp_path)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("a")
+        review: Any = app.screen
+        await until(pilot, lambda: review.session is not None)
+        await pilot.press("space")  # reveal, then open the lab from the revealed card
+        await until(pilot, lambda: review.revealed)
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, LabPanelScreen))
+        await choose(pilot, "predict-choice", 0)
+        await choose(pilot, "certainty", 1)
+        await pilot.press("ctrl+r")
+        panel: Any = app.screen
+        await until(pilot, lambda: panel.query_one("#outcome").display)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is review)
+        await until(pilot, lambda: not review.revealed)
+        # rated Good: it comes straight back as a learning card, shown afresh (front only)
+        assert review.session.stats.reviewed == 1
+        assert review.card is not None and review.card.id == "ddp-equals-single"
+        assert runner.calls and runner.calls[0]["name"] == "ddp-baseline"
