@@ -47,3 +47,20 @@ def test_newest_directory_rule_picks_torn_checkpoints(tmp_path: Path) -> None:
     }
     assert result["observations"]["torn_picks"] >= 1
     assert result["observations"]["mismatch"]["refused"] is False
+
+
+def test_a_kill_that_never_fires_fails_every_kill_landed(tmp_path: Path) -> None:
+    params = {"kill": "never", "trials": 1, "saves_per_attempt": 2}
+    result = run_lab("checkpoint-atomicity", params, 2, tmp_path, 120)
+    assert processes_mentioning(tmp_path) == []
+    assert result["status"] == "failed"
+    # no kill, no restart: nothing to pick either, so the pick check has no restart to judge
+    assert checks(result) == {
+        "every_kill_landed": False,
+        "latest_complete_always_found": False,
+        "torn_never_picked": True,
+        "incompatible_config_refused": True,
+    }
+    obs = result["observations"]
+    assert obs["kills"] == [] and obs["restarts"] == 0 and obs["picks"] == []
+    assert obs["mismatch"]["refused"] is True

@@ -48,3 +48,18 @@ def test_restarting_from_scratch_redoes_every_step(tmp_path: Path) -> None:
     # deterministic training ends at the same loss; the cost is the redone steps
     assert got["final_loss_matches"] is True and got["job_restarted"] is True
     assert result["observations"]["redone_steps"] == 5
+
+
+def test_no_restarts_lets_the_crash_end_the_job(tmp_path: Path) -> None:
+    params = {"max_restarts": 0, "steps": 8, "crash_step": 5}
+    result = run_lab("elastic-restart", params, 2, tmp_path, 90)
+    assert processes_mentioning(tmp_path) == []
+    assert result["status"] == "failed"
+    assert checks(result) == {
+        "job_restarted": False,
+        "resumed_from_latest_checkpoint": False,
+        "final_loss_matches": False,
+    }
+    assert result["observations"]["restarts"] == 0
+    assert [launch["status"] for launch in result["launches"]] == ["error"]
+    assert (tmp_path / "failures" / "rank1.json").exists()

@@ -53,3 +53,37 @@ def test_a_tight_tolerance_catches_the_summed_gradients_in_the_loss(tmp_path: Pa
     assert processes_mentioning(tmp_path) == []
     assert checks(result)["losses_match"] is False
     assert 0 < result["observations"]["max_rel_loss_diff"]["w2"] < 1e-4
+
+
+def test_a_full_replica_per_rank_fails_the_sharding_check(tmp_path: Path) -> None:
+    result = run_lab("fsdp", {"shard": "replicate", "steps": 2}, 2, tmp_path, 120)
+    assert processes_mentioning(tmp_path) == []
+    assert result["status"] == "failed"
+    # HSDP with one shard per replica: correct training, no memory saved
+    assert checks(result) == {
+        "fsdp_holds_1_over_w": False,
+        "losses_match": True,
+        "grads_match": True,
+        "mp_bytes_per_param": False,
+    }
+    obs = result["observations"]
+    assert obs["fsdp_over_ddp"]["w2"] >= 0.99
+    assert obs["bytes"]["w2"]["fsdp"]["params"] == obs["n_params"] * 4
+    assert 31.5 <= obs["bytes_per_param"]["fsdp_mp_all_ranks"] <= 33
+
+
+def test_an_extra_fp32_master_copy_fails_the_bytes_per_param_check(tmp_path: Path) -> None:
+    result = run_lab("fsdp", {"master_copy": True, "steps": 2}, 2, tmp_path, 120)
+    assert processes_mentioning(tmp_path) == []
+    assert result["status"] == "failed"
+    assert checks(result) == {
+        "fsdp_holds_1_over_w": True,
+        "losses_match": True,
+        "grads_match": True,
+        "mp_bytes_per_param": False,
+    }
+    obs = result["observations"]
+    assert 19.5 <= obs["bytes_per_param"]["fsdp_mp_all_ranks"] <= 20.5
+    # the copy is the optimizer's: fp32 m, v and master = 3x the fp32 params of the shard
+    mp = obs["bytes"]["w2"]["fsdp_mp"]
+    assert mp["optimizer"] >= 3 * mp["params"]

@@ -98,3 +98,26 @@ def test_swapping_the_detail_env_fails_both_mismatch_checks(tmp_path: Path) -> N
     # the launches' environments swapped: no fast error without DETAIL, a diagnosis with it
     assert checks(result)["detail_fails_fast"] is False
     assert checks(result)["plain_gives_no_diagnosis"] is False
+
+
+def test_a_process_group_timeout_other_than_the_configured_one_fails_peers_time_out(
+    tmp_path: Path,
+) -> None:
+    result = run(tmp_path, 2, scenario="skip", collective_timeout_s=6.0, pg_timeout_s=1.5)
+    assert result["status"] == "failed"
+    assert checks(result) == {"peers_time_out": False, "root_cause_is_victim": True}
+    obs = result["observations"]
+    assert obs["survivor_errors"] == {"0": "timeout"}
+    assert obs["seconds_to_failure"] < 0.8 * 6.0
+
+
+def test_a_rank_alive_after_its_thread_died_makes_survivors_wait_out_the_timeout(
+    tmp_path: Path,
+) -> None:
+    result = run(tmp_path, 2, scenario="dead-rank", death="thread", collective_timeout_s=2.0)
+    assert result["status"] == "failed"
+    assert checks(result) == {"survivors_fail_fast": False, "root_cause_is_victim": True}
+    obs = result["observations"]
+    assert obs["survivor_errors"] == {"0": "timeout"}
+    assert obs["seconds_to_failure"] >= 1.6
+    assert obs["root_cause"]["kind"] == "hang"

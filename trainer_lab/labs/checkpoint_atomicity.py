@@ -47,6 +47,15 @@ SPEC = LabSpec(
             "newest_dir: the most recently modified directory, torn or not",
             choices=("latest_complete", "newest_dir"),
         ),
+        ParamSpec(
+            "kill",
+            "choice",
+            "mid_save",
+            "mid_save: the victim dies inside the planned save; debug never: the kill is armed "
+            "for a save that never comes, so no rank dies, torchrun restarts nothing and "
+            "every_kill_landed must fail",
+            choices=("mid_save", "never"),
+        ),
     ),
     observations=(
         ObservationSpec("trials", "kills planned"),
@@ -96,6 +105,7 @@ def drive(run: LabRun) -> None:
         "seed": p["seed"],
         "picker": p["picker"],
         "incompatible": p["incompatible"],
+        "kill": p["kill"],
     }
     run.plan(1)
     # One store per restart round (see elastic-restart: the shared one can hold stale keys).

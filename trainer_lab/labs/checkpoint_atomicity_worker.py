@@ -2,7 +2,9 @@
 checkpoint root (rank 0 loads every file of every directory: the ground truth), picks a
 checkpoint the way the trainer does and restores it on every rank; then it trains and saves,
 and on all attempts but the last one rank is SIGKILLed in the middle of a save, at a stage and
-byte offset drawn from a seeded RNG. torchrun (--max-restarts) starts the next attempt."""
+byte offset drawn from a seeded RNG. torchrun (--max-restarts) starts the next attempt. The
+attempt that is not killed (normally the last) ends with rank 0 trying to load the latest
+checkpoint under another config. Debug kill=never arms the kill for a save past the last one."""
 
 from __future__ import annotations
 
@@ -33,14 +35,18 @@ LOAD_ERRORS = (OSError, ValueError, KeyError, RuntimeError, EOFError, pickle.Unp
 _FINAL = re.compile(r"^step-(\d+)$")
 
 
-def kill_plan(seed: int, attempt: int, world_size: int, saves: int) -> dict[str, Any]:
+def kill_plan(
+    seed: int, attempt: int, world_size: int, saves: int, never: bool = False
+) -> dict[str, Any]:
+    """never (debug): the kill is armed for save number saves + 1, which is never made."""
     order = list(STAGES)
     random.Random(seed).shuffle(order)
     rng = random.Random(seed * 1000 + attempt)
     stage = order[attempt % len(order)]
+    index = rng.randint(1, saves)
     return {
         "stage": stage,
-        "save_index": rng.randint(1, saves),
+        "save_index": saves + 1 if never else index,
         "fraction": round(rng.uniform(0.05, 0.95), 3),
         "rank": rng.randrange(world_size) if stage == "rank_file" else 0,
     }
@@ -157,7 +163,13 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
     state = {"armed": False}
     plan = None
     if attempt < trials:
-        plan = kill_plan(int(spec["seed"]), attempt, ctx.world_size, int(spec["saves_per_attempt"]))
+        plan = kill_plan(
+            int(spec["seed"]),
+            attempt,
+            ctx.world_size,
+            int(spec["saves_per_attempt"]),
+            never=spec.get("kill") == "never",
+        )
         if ctx.rank == plan["rank"]:
             arm(events, plan, state)
     for index in range(1, int(spec["saves_per_attempt"]) + 1):
@@ -168,7 +180,7 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
         events.write(
             "save", attempt=attempt, step=trainer.step, seconds=time.perf_counter() - start
         )
-    if ctx.rank == 0 and attempt >= trials:
+    if ctx.rank == 0:  # only an attempt that was not killed gets here
         field = spec["incompatible"]
         other = cfg.with_(**{field: getattr(cfg, field) * 2})
         stranger = CheckpointManager(

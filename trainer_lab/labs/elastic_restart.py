@@ -25,7 +25,15 @@ SPEC = LabSpec(
         ParamSpec("steps", "int", 12, "optimizer steps", minimum=4, maximum=200),
         ParamSpec("checkpoint_every", "int", 4, "save every N steps", minimum=1, maximum=100),
         ParamSpec("crash_step", "int", 7, "rank W-1 raises after this step", minimum=1),
-        ParamSpec("max_restarts", "int", 1, "torchrun --max-restarts", minimum=1, maximum=5),
+        ParamSpec(
+            "max_restarts",
+            "int",
+            1,
+            "torchrun --max-restarts; debug 0: no restart, the crash ends the job (the lab "
+            "then expects the failed launch and judges it), so job_restarted must fail",
+            minimum=0,
+            maximum=5,
+        ),
         ParamSpec(
             "fresh_store",
             "bool",
@@ -88,7 +96,13 @@ def drive(run: LabRun) -> None:
     # can read the previous attempt's gloo addresses from it ("Connection refused" in
     # connectFullMesh). A store per round avoids that.
     env = {"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"} if p["fresh_store"] else None
-    result = run.launch(TASK, spec, max_restarts=p["max_restarts"], env=env)
+    result = run.launch(
+        TASK,
+        spec,
+        max_restarts=p["max_restarts"],
+        env=env,
+        expect_failure=p["max_restarts"] == 0,
+    )
     events = run.events()
     rank0 = events.get(0, [])
     attempts = sorted(

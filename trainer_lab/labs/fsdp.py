@@ -39,6 +39,23 @@ SPEC = LabSpec(
             "fail (Adam is scale-invariant: the losses barely move)",
             choices=("mean", "sum"),
         ),
+        ParamSpec(
+            "shard",
+            "choice",
+            "ranks",
+            "FSDP mesh. ranks: every parameter sharded over the w ranks; debug replicate: a 2-D "
+            "HSDP mesh of w replicas x 1 shard, so every rank keeps a full replica and "
+            "fsdp_holds_1_over_w (and the summed mp_bytes_per_param) must fail",
+            choices=("ranks", "replicate"),
+        ),
+        ParamSpec(
+            "master_copy",
+            "bool",
+            False,
+            "debug: the bf16 FSDP run also keeps its own fp32 master copy of the weights for "
+            "the optimizer (hand-rolled mixed precision on top of FSDP's fp32 shards): 4 B/param "
+            "more, so mp_bytes_per_param must fail",
+        ),
     ),
     observations=(
         ObservationSpec("n_params", "model parameters"),
@@ -88,6 +105,8 @@ def drive(run: LabRun) -> None:
             "sizes": sizes,
             "steps": p["steps"],
             "sum_grads": p["grad_divide"] == "sum",
+            "replicate": p["shard"] == "replicate",
+            "master_copy": p["master_copy"],
             "collective_timeout_s": 60,
         },
     )

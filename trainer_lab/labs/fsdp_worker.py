@@ -3,7 +3,11 @@ group and train the same MLP three ways on the same global batches: DDP (fp32), 
 fully_shard (fp32) and FSDP2 with bf16 compute (MixedPrecisionPolicy); the other ranks wait.
 After the last optimizer step (gradients still held) every rank measures the bytes of the
 parameters, gradients and optimizer state it holds: the storages behind its (local) tensors,
-each counted once, padding included."""
+each counted once, padding included.
+
+Debug switches: `replicate` builds FSDP on a 2-D HSDP mesh of w replicas x 1 shard (a full
+replica per rank); `master_copy` makes the bf16 run step an fp32 master copy of its shards
+that the optimizer owns (the bytes count as optimizer state)."""
 
 from __future__ import annotations
 
@@ -35,14 +39,26 @@ def held_bytes(tensors: list[torch.Tensor]) -> int:
     return sum(seen.values())
 
 
+def _storage_ptr(tensor: torch.Tensor) -> int:
+    return _local(tensor).untyped_storage().data_ptr()
+
+
 def measure(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, int]:
     params = list(model.parameters())
     grads = [p.grad for p in params if p.grad is not None]
     states = [v for state in optimizer.state.values() for v in state.values() if torch.is_tensor(v)]
+    # Tensors the optimizer steps that are not the model's own (a master copy) are its state too.
+    model_storages = {_storage_ptr(p) for p in params}
+    owned = [
+        t
+        for group in optimizer.param_groups
+        for t in group["params"]
+        if _storage_ptr(t) not in model_storages
+    ]
     sizes = {
         "params": held_bytes(params),
         "grads": held_bytes(grads),
-        "optimizer": held_bytes(states),
+        "optimizer": held_bytes(states + owned),
     }
     sizes["total"] = sum(sizes.values())
     sizes["param_elements"] = sum(_local(p).numel() for p in params)
@@ -50,14 +66,30 @@ def measure(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, int
 
 
 def build(
-    cfg: TrainConfig, mode: str, group: Any, device: torch.device, sum_grads: bool
+    cfg: TrainConfig,
+    mode: str,
+    group: Any,
+    device: torch.device,
+    sum_grads: bool,
+    single: Any = None,
 ) -> nn.Module:
+    """`single`: this rank's one-rank group; when given, FSDP gets a 2-D HSDP mesh of w
+    replicas x 1 shard (debug: nothing is sharded, every rank holds a full replica)."""
     torch.manual_seed(cfg.seed)  # identical initial weights in every mode and on every rank
     model = build_model(cfg).to(device)
     if mode == "ddp":
         ids = [device.index] if device.type == "cuda" else None
         return DDP(model, device_ids=ids, process_group=group)
-    mesh = DeviceMesh.from_group(group, device.type)
+    if single is None:
+        mesh = DeviceMesh.from_group(group, device.type)
+    else:
+        w = dist.get_world_size(group)
+        mesh = DeviceMesh.from_group(
+            [group, single],
+            device.type,
+            mesh=torch.arange(w).reshape(w, 1),
+            mesh_dim_names=("replicate", "shard"),
+        )
     policy = (
         MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
         if mode == "fsdp_mp"
@@ -97,10 +129,23 @@ def batches(cfg: TrainConfig, steps: int, device: torch.device) -> list[tuple[to
 
 
 def train(
-    ctx: WorkerContext, cfg: TrainConfig, mode: str, w: int, group: Any, spec: dict[str, Any]
+    ctx: WorkerContext,
+    cfg: TrainConfig,
+    mode: str,
+    w: int,
+    group: Any,
+    spec: dict[str, Any],
+    single: Any = None,
 ) -> None:
-    model = build(cfg, mode, group, ctx.device, spec["sum_grads"])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    model = build(cfg, mode, group, ctx.device, spec["sum_grads"], single)
+    params = list(model.parameters())
+    # debug master_copy: the optimizer steps its own fp32 copy, copied back into the shards
+    masters = (
+        [p.detach().clone() for p in params]
+        if mode == "fsdp_mp" and spec.get("master_copy")
+        else None
+    )
+    optimizer = torch.optim.AdamW(masters or params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     per_rank = cfg.global_batch // w
     events = ctx.events()
     steps = int(spec["steps"])
@@ -109,10 +154,18 @@ def train(
         loss = loss_fn(cfg, model(x[rows]).float(), y[rows])
         loss.backward()
         norm = full_grad_norm(model)
+        if masters is not None:
+            for master, p in zip(masters, params, strict=True):
+                master.grad = p.grad
         optimizer.step()
+        if masters is not None:
+            with torch.no_grad():
+                for master, p in zip(masters, params, strict=True):
+                    p.copy_(master)
         if step == steps:
             events.write("memory", mode=mode, w=w, **measure(model, optimizer))
         optimizer.zero_grad(set_to_none=True)
+        model.zero_grad(set_to_none=True)
         events.write("loss", mode=mode, w=w, step=step, loss=loss.item(), grad_norm=norm)
 
 
@@ -121,9 +174,14 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
     if ctx.rank == 0:
         built = build_model(cfg)
         ctx.events().write("model", n_params=param_count(built))
+    single = None
+    if spec.get("replicate"):
+        for rank in range(ctx.world_size):  # every rank takes part in creating each group
+            own = dist.new_group([rank])
+            single = own if rank == ctx.rank else single
     for w in spec["sizes"]:
         group = dist.new_group(list(range(w)))  # every rank takes part in creating it
         if ctx.rank < w:
             for mode in ("ddp", "fsdp", "fsdp_mp"):
-                train(ctx, cfg, mode, w, group, spec)
+                train(ctx, cfg, mode, w, group, spec, single)
         dist.barrier()

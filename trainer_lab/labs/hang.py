@@ -44,8 +44,21 @@ SPEC = LabSpec(
             "choice",
             "raise",
             "dead-rank scenario: raise (an exception with a traceback) or sigkill (as the OOM "
-            "killer would: no traceback; the exit signal comes from torchrun's log)",
-            choices=("raise", "sigkill"),
+            "killer would: no traceback; the exit signal comes from torchrun's log); debug "
+            "thread: the exception kills only a background thread and the process lives on "
+            "without reaching the all-reduce, so the survivors wait out the collective timeout "
+            "and survivors_fail_fast must fail",
+            choices=("raise", "sigkill", "thread"),
+        ),
+        ParamSpec(
+            "pg_timeout_s",
+            "float",
+            0.0,
+            "debug: the process-group timeout the ranks really get, when not 0 (the checks "
+            "still expect collective_timeout_s); e.g. 1 with collective_timeout_s 6: the skip "
+            "scenario's peers fail far too early and peers_time_out must fail",
+            minimum=0,
+            maximum=60,
         ),
         ParamSpec(
             "detail",
@@ -258,7 +271,7 @@ def _launch(
         "victim": run.world_size - 1,
         "fault_step": FAULT_STEP,
         "steps": FAULT_STEP + 3,
-        "collective_timeout_s": p["collective_timeout_s"],
+        "collective_timeout_s": p["pg_timeout_s"] or p["collective_timeout_s"],
         "mismatch": p["mismatch"],
         "death": p["death"],
         "monitored": p["monitored"],

@@ -5,7 +5,9 @@ at step K, in one of four ways.
   stuck in its data loader would); its peers wait in the all-reduce until the timeout.
 - mismatch: the victim all-reduces a tensor of another shape at step K.
 - dead-rank: the victim raises at step K (a crash with a traceback) and its process exits,
-  or (death=sigkill) is SIGKILLed, leaving no traceback at all.
+  or (death=sigkill) is SIGKILLed, leaving no traceback at all; debug death=thread: the
+  exception ends only a background thread, the process lives on waiting for it (as a main
+  loop waiting on a dead loader thread would), so the survivors only see a timeout.
 - straggler: at step K every rank calls monitored_barrier; the victim arrives late.
 
 Every rank writes an `enter` event before each collective, so the driver can time the failure
@@ -26,6 +28,15 @@ import torch.distributed as dist
 from trainer_lab.worker import WorkerContext
 
 SHAPE = 8
+
+
+def _die_in_a_thread(rank: int, step: int) -> None:
+    def crash() -> None:
+        raise RuntimeError(f"simulated fault in a background thread of rank {rank} at step {step}")
+
+    thread = threading.Thread(target=crash, name="loader")
+    thread.start()
+    thread.join()  # threading's excepthook prints the traceback to stderr; the process lives
 
 
 def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
@@ -64,6 +75,11 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
             events.write("crash", step=step, death=spec["death"])
             if spec["death"] == "sigkill":  # as the OOM killer would: no traceback, no record
                 os.kill(os.getpid(), signal.SIGKILL)
+            if spec["death"] == "thread":
+                _die_in_a_thread(ctx.rank, step)
+                # The main loop waits for a result the dead thread never delivers.
+                threading.Event().wait(float(spec["stuck_s"]))
+                return
             raise RuntimeError(f"simulated fault on rank {ctx.rank} at step {step}")
         mismatched = at_fault and is_victim and scenario == "mismatch"
         size = SHAPE // 2 if mismatched and spec["mismatch"] == "shape" else SHAPE
