@@ -28,6 +28,8 @@ def test_save_at_2_load_at_1_and_3(tmp_path: Path) -> None:
     assert w1["per_rank"] == {"duplicates": consumed // 2, "skipped": 0}
     assert w3["per_rank"] == {"duplicates": 0, "skipped": consumed // 2}
     assert (w1["per_rank_batch"], w3["per_rank_batch"]) == (12, 4)
+    # one save launch at W=2; both loads in one launch of 3 processes (groups of 1 and 3)
+    assert [launch["variant"] for launch in result["launches"]] == ["save", "load"]
 
 
 def test_skipping_the_load_and_per_rank_offsets_fail_their_checks(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def count(before: list[int], after: list[int], n: int) -> dict[str, int]:
 def drive(run: LabRun) -> None:
     p = run.params
     try:
-        loads = parse_sizes(p["load_world_sizes"])
+        loads = sorted(set(parse_sizes(p["load_world_sizes"])))
     except ParamError as error:
         raise LabError(str(error)) from None
     w_save = run.world_size
@@ -92,7 +92,7 @@ def drive(run: LabRun) -> None:
     n_samples = batch * max(p["steps"] + 2, 8)
     cfg = TrainConfig(global_batch=batch, n_samples=n_samples, drop_last=False)
     checkpoint = run.out_dir / "dcp" / f"step-{p['steps']:06d}"
-    run.plan(1 + len(loads))
+    run.plan(2)
     spec = {"config": cfg.to_dict(), "checkpoint": str(checkpoint), "collective_timeout_s": 30}
     run.launch(f"{WORKER}:save", {**spec, "steps": p["steps"]}, variant="save")
     saved = run.events("save")
@@ -112,29 +112,35 @@ def drive(run: LabRun) -> None:
     run.observe("checkpoint_files", reference["files"])
     identical_all, exact_all, broken_all = True, True, True
     details, data_details = [], []
+    # One launch of max(loads) processes; each load size is a group of ranks 0..w-1 in it.
+    run.launch(
+        f"{WORKER}:load",
+        {
+            **spec,
+            "sizes": loads,
+            "load_state": p["load_state"],
+            "global_consumed": state["global_consumed"],
+            "local_consumed": state["local_consumed"],
+        },
+        variant="load",
+        world_size=max(loads),
+    )
+    events = run.events("load")
     for w in loads:
-        variant = f"load-w{w}"
-        run.launch(
-            f"{WORKER}:load",
-            {
-                **spec,
-                "load_state": p["load_state"],
-                "global_consumed": state["global_consumed"],
-                "local_consumed": state["local_consumed"],
-            },
-            variant=variant,
-            world_size=w,
+        got = next(
+            (e["digests"] for e in events.get(0, []) if e["event"] == "digests" and e["w"] == w),
+            {},
         )
-        events = run.events(variant)
-        got = next((e["digests"] for e in events.get(0, []) if e["event"] == "digests"), {})
         differing = sorted(
             k
             for k in set(got) | set(reference["digests"])
             if got.get(k) != reference["digests"].get(k)
         )
-        resumes = [e for evs in events.values() for e in evs if e["event"] == "resume"]
+        resumes = [
+            e for evs in events.values() for e in evs if e["event"] == "resume" and e["w"] == w
+        ]
         if len(resumes) != w:
-            raise LabError(f"{variant}: {len(resumes)} of {w} ranks reported their data")
+            raise LabError(f"load at W={w}: {len(resumes)} of {w} ranks reported their data")
         modes = {
             mode: count(before, [i for r in resumes for i in r[f"{mode}_ids"]], n_samples)
             for mode in ("global", "per_rank")

@@ -1,8 +1,10 @@
 """reshard worker (imports torch). `save`: FSDP2 training at world size W, then a DCP sharded
-checkpoint (model + AdamW state) and a digest of every full tensor. `load`: at another world
-size, a fresh FSDP2 model and optimizer load that checkpoint (DCP re-partitions the shards), the
-full tensors are digested again, and the sampler is resumed at the new world size twice: from
-the global samples-consumed offset, and from each rank's own counter."""
+checkpoint (model + AdamW state) and a digest of every full tensor. `load`: one launch of
+max(sizes) processes; for each load world size w, ranks 0..w-1 form a w-rank group in which a
+fresh FSDP2 model and optimizer load that checkpoint from disk (DCP re-partitions the shards
+for the group), the full tensors are digested again, and the sampler is resumed at world size w
+twice: from the global samples-consumed offset, and from each rank's own counter. (One launch
+instead of one per size: a torchrun start costs ~5 s; the group is what DCP and FSDP see.)"""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 from torch import nn
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
-from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import DTensor
 
@@ -24,10 +27,16 @@ from trainer_lab.model import build_model, loss_fn
 from trainer_lab.worker import WorkerContext
 
 
-def build(cfg: TrainConfig, ctx: WorkerContext) -> tuple[nn.Module, torch.optim.Optimizer]:
+def build(
+    cfg: TrainConfig, ctx: WorkerContext, group: Any = None
+) -> tuple[nn.Module, torch.optim.Optimizer]:
+    """FSDP2 over the whole job, or over `group` (a sub-group of ranks 0..w-1)."""
     torch.manual_seed(cfg.seed)
     model = build_model(cfg).to(ctx.device)
-    mesh = init_device_mesh(ctx.device.type, (ctx.world_size,))
+    if group is None:
+        mesh = init_device_mesh(ctx.device.type, (ctx.world_size,))
+    else:
+        mesh = DeviceMesh.from_group(group, ctx.device.type)
     for layer in model.modules():
         if isinstance(layer, nn.Linear):
             fully_shard(layer, mesh=mesh)
@@ -90,34 +99,43 @@ def save(ctx: WorkerContext, spec: dict[str, Any]) -> None:
         events.write("digests", digests=sums, files=files)
 
 
-def remaining_ids(cfg: TrainConfig, ctx: WorkerContext, consumed: int) -> list[int]:
-    loader, sampler = build_loader(cfg, ctx.world_size, ctx.rank)
+def remaining_ids(cfg: TrainConfig, world_size: int, rank: int, consumed: int) -> list[int]:
+    loader, sampler = build_loader(cfg, world_size, rank)
     sampler.load_state_dict({"epoch": 0, "consumed": consumed})
     return [i for ids, _, _ in loader for i in ids.tolist()]
 
 
-def load(ctx: WorkerContext, spec: dict[str, Any]) -> None:
+def load_at(ctx: WorkerContext, spec: dict[str, Any], w: int, group: Any) -> None:
     cfg = TrainConfig.from_dict(spec["config"])
     events = ctx.events()
-    model, optimizer = build(cfg, ctx)
+    model, optimizer = build(cfg, ctx, group)
     model_sd, optim_sd = get_state_dict(model, optimizer)
     state = {"model": model_sd, "optim": optim_sd}
     if spec["load_state"]:
-        dcp.load(state, checkpoint_id=Path(spec["checkpoint"]))
+        dcp.load(state, checkpoint_id=Path(spec["checkpoint"]), process_group=group)
         set_state_dict(
             model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"]
         )
     model_sd, optim_sd = get_state_dict(model, optimizer)
     sums = digests({"model": model_sd, "optim": optim_sd})
     if ctx.rank == 0:
-        events.write("digests", digests=sums)
+        events.write("digests", w=w, digests=sums)
     global_consumed = int(spec["global_consumed"])
     local_consumed = int(spec["local_consumed"])
     events.write(
         "resume",
-        per_rank_batch=cfg.global_batch // ctx.world_size,
+        w=w,
+        per_rank_batch=cfg.global_batch // w,
         # Re-partition from the global offset: every rank skips offset / W' of its new share.
-        global_ids=remaining_ids(cfg, ctx, global_consumed),
+        global_ids=remaining_ids(cfg, w, ctx.rank, global_consumed),
         # The bug: each rank skips as many samples as a rank had consumed before the change.
-        per_rank_ids=remaining_ids(cfg, ctx, local_consumed * ctx.world_size),
+        per_rank_ids=remaining_ids(cfg, w, ctx.rank, local_consumed * w),
     )
+
+
+def load(ctx: WorkerContext, spec: dict[str, Any]) -> None:
+    for w in spec["sizes"]:
+        group = dist.new_group(list(range(w)))  # every rank takes part in creating it
+        if ctx.rank < w:
+            load_at(ctx, spec, w, group)
+        dist.barrier()
