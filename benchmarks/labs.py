@@ -7,10 +7,9 @@ Wall time: each lab through trainer_lab.runner.run_lab (what `drill lab run` doe
 --repeat runs, at each lab's default world size unless --world-size is given (labs that do not
 accept it are listed as skipped). `--all` runs every lab in the catalogue and, for a lab with a
 `scenario` parameter (hang, step-phases), every scenario; `NAME:SCENARIO` picks one.
-Overhead: Trainer.train_step (phase timers, loss.item(), sample ids, one JSON event line
-flushed per step) against a bare loop over the same model, data, optimizer and scheduler,
-single process, in alternating blocks (so load from other processes hits both alike), per-step
-medians, for the lab-size MLP and a mid-size one.
+Overhead: benchmarks/trainer_overhead.py (Trainer.train_step against a bare
+loop over the same Trainer's model, data, optimizer and scheduler, alternating blocks,
+per-step medians) for the lab-size MLP and one whose step takes ~5 ms.
 Targets on the 2-core dev box: each lab and scenario <= 30 s (issue 4; 20 s for issue 3's
 labs), ratio <= 1.05.
 """
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # trainer_overhead
 
 MY_LABS = ("ddp-baseline", "sampler", "resume")
 TARGET_S = 30.0
@@ -120,63 +120,24 @@ def bench_labs(entries: list[Entry], world_size: int | None, repeat: int) -> Non
     print(f"  over {TARGET_S:g} s: {', '.join(over) if over else 'none'}")
 
 
-def _bare_block(cfg, trainer, batches, steps: int) -> float:
-    from trainer_lab.model import loss_fn
-
-    start = time.perf_counter()
-    for _ in range(steps):
-        _, x, y = next(batches)
-        loss = loss_fn(cfg, trainer.model(x), y)
-        loss.backward()
-        trainer.optimizer.step()
-        trainer.optimizer.zero_grad(set_to_none=True)
-        trainer.scheduler.step()
-    return (time.perf_counter() - start) / steps
-
-
-def _instrumented_block(trainer, steps: int) -> float:
-    start = time.perf_counter()
-    for _ in range(steps):
-        trainer.train_step()
-    return (time.perf_counter() - start) / steps
-
-
 def bench_overhead(blocks: int, block_steps: int) -> None:
+    # The overhead benchmark lives in trainer_overhead.py (one Trainer for both loops,
+    # per-step medians); this runs it for the lab-size MLP and the ~5 ms one.
     import torch
-
-    from trainer_lab.config import TrainConfig
-    from trainer_lab.events import EventWriter
-    from trainer_lab.trainer import Trainer
+    from trainer_overhead import SIZES, measure
 
     torch.set_num_threads(1)
-    sizes = {
-        "lab MLP 16-64-64-4, batch 16": TrainConfig(),
-        "mid MLP 256-1024-1024-256, batch 64": TrainConfig(
-            d_in=256, hidden=1024, d_out=256, global_batch=64
-        ),
-    }
     print(
         f"instrumentation overhead, single process: {blocks} alternating blocks of "
         f"{block_steps} steps (bare, instrumented), per-step medians; target ratio <= 1.05"
     )
-    for label, base in sizes.items():
-        cfg = base.with_(n_samples=(blocks + 1) * block_steps * base.global_batch)
-        with tempfile.TemporaryDirectory() as folder:
-            writer = EventWriter(Path(folder), 0)
-            instrumented = Trainer(cfg, rank=0, world_size=1, events=writer, run_label="bench")
-            plain = Trainer(cfg, rank=0, world_size=1)
-            batches = iter(plain.loader)
-            _bare_block(cfg, plain, batches, block_steps)  # warm-up: optimizer state, allocator
-            _instrumented_block(instrumented, block_steps)
-            bare, inst = [], []
-            for _ in range(blocks):  # alternating, so load from other processes hits both
-                bare.append(_bare_block(cfg, plain, batches, block_steps))
-                inst.append(_instrumented_block(instrumented, block_steps))
-            writer.close()
-        mb, mi = statistics.median(bare), statistics.median(inst)
+    for size in ("lab", "5ms"):
+        r = measure(size, blocks, block_steps)
         print(
-            f"  {label:<38} bare {mb * 1e3:7.3f} ms  instrumented {mi * 1e3:7.3f} ms  "
-            f"(+{(mi - mb) * 1e6:5.0f} us/step)  ratio {mi / mb:5.3f}"
+            f"  {SIZES[size][0]:<38} bare {r['bare_ms']:7.3f} ms  "
+            f"instrumented {r['instrumented_ms']:7.3f} ms  (+{r['overhead_us']:5.0f} us/step)  "
+            f"ratio {r['ratio']:5.3f}",
+            flush=True,
         )
 
 

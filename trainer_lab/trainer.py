@@ -20,7 +20,6 @@ import random
 import sys
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from trainer_lab.checkpoint import CheckpointManager, rng_state, set_rng_state
 from trainer_lab.config import TrainConfig
 from trainer_lab.data import build_loader
-from trainer_lab.events import PHASES, EventWriter
+from trainer_lab.events import PHASES, EventWriter, encode_fields
 from trainer_lab.model import build_model, loss_fn
 
 RESTORE_PARTS = frozenset({"model", "optimizer", "scheduler", "scaler", "sampler", "rng"})
@@ -85,9 +84,14 @@ class Trainer:
         self.cfg = cfg
         self.device = device or torch.device("cpu")
         self.events = events
-        self.run_label = run_label
+        self.run_label = run_label  # also pre-encodes the step events' "run" field
         self.call_set_epoch = call_set_epoch
         self.sync_mode = cfg.grad_sync if self.world_size > 1 else "none"
+        # Phase boundaries: on CUDA, synchronise first so a phase owns its kernels' time; on CPU
+        # the work is already done, and a bare perf_counter keeps the timers off the step time.
+        on_cuda = self.device.type == "cuda"
+        self._mark: Callable[[], float] = self._cuda_mark if on_cuda else time.perf_counter
+        self._copy_to_device = self.device.type != "cpu"  # a CPU batch is already there
 
         seed_everything(cfg.seed)  # same init on every rank (DDP broadcasts rank 0's anyway)
         self.module = build_model(cfg).to(self.device)
@@ -104,7 +108,7 @@ class Trainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_lambda(cfg))
         use_amp = cfg.amp and self.device.type == "cuda"
         self.scaler = torch.amp.GradScaler("cuda") if use_amp else None
-        self.autocast = torch.autocast("cuda", dtype=torch.float16) if use_amp else nullcontext()
+        self.autocast = torch.autocast("cuda", dtype=torch.float16) if use_amp else None
         self.loader, self.sampler = build_loader(cfg, self.world_size, self.rank)
         self.step = 0
         self.epoch = 0
@@ -116,6 +120,15 @@ class Trainer:
             if checkpoint_dir is not None
             else None
         )
+
+    @property
+    def run_label(self) -> str | None:
+        return self._run_label
+
+    @run_label.setter
+    def run_label(self, label: str | None) -> None:
+        self._run_label = label
+        self._run_tail = encode_fields(run=label) if label is not None else ""
 
     # -- data -------------------------------------------------------------------------------
     def _start_epoch(self) -> None:
@@ -135,9 +148,8 @@ class Trainer:
             return next(self._batches)
 
     # -- one step ---------------------------------------------------------------------------
-    def _mark(self) -> float:
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
+    def _cuda_mark(self) -> float:
+        torch.cuda.synchronize(self.device)
         return time.perf_counter()
 
     def _sync_grads(self) -> None:
@@ -155,10 +167,14 @@ class Trainer:
         t0 = self._mark()
         ids, x, y = self.next_batch()
         t1 = self._mark()
-        x = x.to(self.device, non_blocking=True)
-        y = y.to(self.device, non_blocking=True)
+        if self._copy_to_device:
+            x = x.to(self.device, non_blocking=True)
+            y = y.to(self.device, non_blocking=True)
         t2 = self._mark()
-        with self.autocast:
+        if self.autocast is not None:
+            with self.autocast:
+                loss = loss_fn(self.cfg, self.model(x), y)
+        else:
             loss = loss_fn(self.cfg, self.model(x), y)
         t3 = self._mark()
         if self.scaler is not None:
@@ -178,7 +194,7 @@ class Trainer:
             self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.scheduler.step()
-        self.sampler.advance(len(ids) * self.world_size)
+        self.sampler.advance(ids.numel() * self.world_size)  # numel: C, len(): Python
         self.step += 1
         t6 = self._mark()
         if (
@@ -188,21 +204,25 @@ class Trainer:
         ):
             self.save_checkpoint()
         t7 = self._mark()
-        times = (t0, t1, t2, t3, t4, t5, t6, t7)
+        phases = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6)
+        loss_value = loss.item()
+        sample_ids = ids.tolist()
         record: dict[str, Any] = {
             "step": self.step,
             "epoch": self.epoch,
-            "loss": loss.item(),
+            "loss": loss_value,
             "lr": lr,
-            "sample_ids": ids.tolist(),
-            "phases": {name: times[i + 1] - times[i] for i, name in enumerate(PHASES)},
+            "sample_ids": sample_ids,
+            "phases": dict(zip(PHASES, phases, strict=True)),
         }
+        tail = self._run_tail
         if digest is not None:
             record["grad_digest"] = digest
+            tail = encode_fields(grad_digest=digest) + tail
         if self.run_label is not None:
             record["run"] = self.run_label
         if self.events is not None:
-            self.events.write("step", **record)
+            self.events.write_step(self.step, self.epoch, loss_value, lr, sample_ids, phases, tail)
         if self.rank == 0 and self.cfg.log_every and self.step % self.cfg.log_every == 0:
             # rank 0 only, concise; every rank's full record is in its events file
             label = f"[{self.run_label}] " if self.run_label else ""
