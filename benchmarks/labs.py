@@ -101,13 +101,18 @@ def bench_labs(entries: list[Entry], world_size: int | None, repeat: int) -> Non
             limits = f"[{spec.min_world_size}, {spec.max_world_size}]"
             print(f"  {entry.label:<28} {w:>2}  skipped: W out of {limits}")
             continue
-        times, statuses = [], set()
+        times, statuses, problems = [], set(), []
         for _ in range(repeat):
             with tempfile.TemporaryDirectory() as out:
                 start = time.perf_counter()
                 result = run_lab(entry.lab, entry.params, w, Path(out))
                 times.append(time.perf_counter() - start)
             statuses.add(result["status"])
+            if result.get("error"):
+                problems.append(f"{result['status']}: {result['error']['message']}")
+            failed = [c["name"] for c in result["checks"] if not c["passed"]]
+            if failed:
+                problems.append(f"failed checks: {', '.join(failed)}")
         median = statistics.median(times)
         flag = "  OVER" if median > TARGET_S else ""
         if flag:
@@ -117,6 +122,8 @@ def bench_labs(entries: list[Entry], world_size: int | None, repeat: int) -> Non
             f"{','.join(sorted(statuses))}{flag}",
             flush=True,
         )
+        for problem in problems:  # why a run was not ok, one line each
+            print(f"      {problem.splitlines()[0][:200]}", flush=True)
     print(f"  over {TARGET_S:g} s: {', '.join(over) if over else 'none'}")
 
 
