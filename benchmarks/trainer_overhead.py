@@ -14,7 +14,8 @@ processes hits both alike; every step is timed. Printed: the median step time of
 over all its steps, their ratio, and the median over block pairs of the ratio of the blocks'
 median step times (a second estimate, less sensitive to drift in the machine's load).
 Sizes: `lab` is the MLP the labs train (16-64-64-4, batch 16, ~0.5 ms a step); `5ms` a wider
-one whose step takes ~4-5 ms on the 2-core dev box; `mid` the older 256-1024-1024-256 one.
+one whose step takes ~5 ms on an unloaded core of the 2-core dev box (much more when other
+processes compete for it); `mid` the 256-1024-1024-256 one (~17 ms).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 SIZES = {
     "lab": ("lab MLP 16-64-64-4, batch 16", {}),
     "5ms": (
-        "MLP 128-384-384-128, batch 32",
-        dict(d_in=128, hidden=384, d_out=128, global_batch=32),
+        "MLP 256-512-512-256, batch 64",
+        dict(d_in=256, hidden=512, d_out=256, global_batch=64),
     ),
     "mid": (
         "MLP 256-1024-1024-256, batch 64",
