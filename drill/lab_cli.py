@@ -169,6 +169,7 @@ def _run_with_progress(
     import threading
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from trainer_lab.runner import ProgressEvent, run_lab
@@ -187,8 +188,9 @@ def _run_with_progress(
         task = progress.add_task("starting", total=None)
 
         def on_progress(event: ProgressEvent) -> None:
+            message = escape(event.message)
             progress.update(
-                task, description=event.message, completed=event.done, total=event.total or None
+                task, description=message, completed=event.done, total=event.total or None
             )
 
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 
 from drill.claim_overlap import can_both_hold
-from drill.claims import Claim, ClaimError, parse_claim
+from drill.claims import Claim, ClaimError, Comparison, parse_claim
 from drill.deck_loader import LINK_CHECKERS, LoadedDeck, Problem
 from drill.deck_models import Card
 from trainer_lab.catalogue import CATALOGUE
@@ -40,7 +40,17 @@ def _claim_problems(spec: LabSpec, text: str, where: str) -> tuple[Claim | None,
         f"(it reports: {', '.join(sorted(spec.observation_names()))})"
         for name in unknown
     ]
+    messages.extend(
+        f"{where}: '{c.value}' is an observation, but claims compare an observation with a "
+        "literal value (quote it if you mean the string)"
+        for c in claim.comparisons
+        if isinstance(c.value, str) and c.value in spec.observation_names() and not _quoted(text, c)
+    )
     return claim, messages
+
+
+def _quoted(text: str, comparison: Comparison) -> bool:
+    return f"'{comparison.value}'" in text or f'"{comparison.value}"' in text
 
 
 def card_link_problems(card: Card) -> list[tuple[str, str]]:

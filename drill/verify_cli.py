@@ -52,6 +52,7 @@ def _run_job(job: Any, out_dir: Path, progress: Any) -> dict[str, Any]:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -69,7 +70,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.card and deckset.card(args.card) is None:
         raise DrillError(f"unknown card {args.card!r}")
     for problem in deckset.problems:
-        console.print(f"[red]{problem}[/red]", highlight=False)
+        console.print(f"[red]{escape(str(problem))}[/red]", highlight=False)
     cards = linked_cards(deckset, args.deck, args.card)
     if not cards:
         console.print("no card with a lab block to verify")
@@ -90,13 +91,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         def on_job(index: int, total: int, job: Any, cached: bool) -> None:
             progress.update(overall, total=total, completed=index)
             note = " (cached)" if cached else ""
-            progress.update(overall, description=f"lab {index + 1}/{total}: {job.label()}{note}")
+            label = escape(f"lab {index + 1}/{total}: {job.label()}{note}")
+            progress.update(overall, description=label)
 
         def on_progress(job: Any, event: dict[str, Any]) -> None:
             message = event.get("message", "")
             done, total = event.get("done", 0), event.get("total", 0)
             step = f" [{done}/{total}]" if total else ""
-            progress.update(overall, description=f"{job.label()}{step} {message}")
+            progress.update(overall, description=escape(f"{job.label()}{step} {message}"))
 
         report = run_verify(
             cards,
@@ -114,8 +116,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         table.add_column(column, overflow="fold")
     rows = report.failures if args.failures_only else report.rows
     for row in rows:
-        verdict = "[green]holds[/green]" if row.passed else f"[red]FAILS[/red] {row.detail}"
-        table.add_row(row.card_id, row.lab, row.claim, row.observed, verdict)
+        verdict = "[green]holds[/green]"
+        if not row.passed:
+            verdict = f"[red]FAILS[/red] {escape(row.detail)}"
+        cells = (row.card_id, row.lab, row.claim, row.observed)
+        table.add_row(*(escape(cell) for cell in cells), verdict)
     if rows:
         console.print(table)
     cached = sum(1 for job in report.jobs if job.cached)

@@ -51,7 +51,11 @@ class StepTail:
     def poll(self) -> bool:
         """Read new whole lines; True when a new step was seen."""
         seen = False
-        for path in self.root.rglob("events-rank0.jsonl"):
+        try:  # checkpoint dirs are renamed and deleted while we walk
+            paths = list(self.root.rglob("events-rank0.jsonl"))
+        except OSError:
+            return False
+        for path in paths:
             offset = self.offsets.get(path, 0)
             try:
                 with path.open("rb") as handle:

@@ -147,7 +147,23 @@ def main(argv: list[str] | None = None) -> None:
         if ctx is not None:
             ctx.close()
     if dist.is_initialized():
-        dist.destroy_process_group()
+        leave_group(rank, float(spec.get("collective_timeout_s", 30.0)))
+
+
+def leave_group(rank: int, timeout_s: float) -> None:
+    """Wait for every rank, then destroy the group. Destroying it while a peer's last gloo
+    collective was still in flight made a rank abort now and then ("terminate called without
+    an active exception") after a run that had succeeded."""
+    try:
+        if dist.get_backend() == "gloo":
+            dist.monitored_barrier(timeout=timedelta(seconds=timeout_s))
+        else:
+            dist.barrier()
+    except RuntimeError as error:  # a peer failed or left: the job's failure is reported there
+        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"rank {rank}: final barrier not reached by all ranks: {first_line}", file=sys.stderr)
+        return
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

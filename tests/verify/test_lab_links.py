@@ -89,3 +89,13 @@ def test_predict_without_lab(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     code, lines = check(tmp_path, capsys, body)
     assert code == 1
     assert lines[0].endswith(":8: card c6: a predict block needs a lab block")
+
+
+def test_comparing_two_observations_is_flagged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lab = "    lab:\n      run: ddp-baseline\n      expect: ['last_loss < first_loss']\n"
+    code, lines = check(tmp_path, capsys, card("c7", lab))
+    assert code == 1
+    expected = ":8: card c7: expect 'last_loss < first_loss': 'first_loss' is an observation"
+    assert expected in lines[0]

@@ -81,3 +81,29 @@ def test_predict_needs_exactly_one_true_choice() -> None:
     assert not row.passed and row.detail == "2 choices hold"
     (row,) = evaluate_card(linked("p3", {"run": "lab"}, overlapping), ok(r=0))
     assert not row.passed and row.detail == "0 choices hold"
+
+
+def test_lab_messages_with_brackets_print_as_text(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    # gloo errors carry "[/path/file.cc:78]", which rich would read as a closing markup tag.
+    from drill.cli import main
+    from drill.paths import cache_dir
+    from drill.verify import code_version
+
+    decks = tmp_path / "decks"
+    decks.mkdir()
+    (decks / "d.yaml").write_text(
+        "deck: d\ntitle: D\ncards:\n  - id: c1\n    level: easy\n    front: q\n    back: a\n"
+        "    lab: {run: ddp-baseline, expect: ['max_loss_diff <= 1e-5']}\n"
+    )
+    message = "[/__w/pytorch/gloo/transport/tcp/unbound_buffer.cc:78] Timed out"
+    job = LabJob("ddp-baseline", (), None)
+    ResultCache(cache_dir() / "verify", code_version()).put(
+        job, {"status": "failed", "error": {"message": message}}
+    )
+    monkeypatch.setenv("COLUMNS", "300")
+    code = main(["--decks", str(decks), "verify", "--deck", "d"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "unbound_buffer.cc:78] Timed out" in out

@@ -68,7 +68,8 @@ SPEC = LabSpec(
                 ),
                 ObservationSpec(f"modes.{mode}.max_abs_diff", "max |loss - uninterrupted loss|"),
                 ObservationSpec(
-                    f"modes.{mode}.loss_jump_ratio", "loss / uninterrupted loss at step K+1"
+                    f"modes.{mode}.loss_jump_ratio",
+                    "largest loss / uninterrupted loss over steps K+1..K+3",
                 ),
                 ObservationSpec(f"modes.{mode}.bit_identical", "every loss identical (bool)"),
             )
