@@ -149,16 +149,24 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
     assert trainer.checkpoints is not None
     picked = pick(trainer.checkpoints, spec["picker"])
     outcome: dict[str, Any] = {"attempt": attempt, "picked": picked.name if picked else None}
+    loaded = False
     if picked is not None:
         try:
             outcome["step"] = trainer.restore(picked)
-            outcome["ok"] = True
+            loaded = True
         except LOAD_ERRORS as error:
+            outcome["error"] = f"{type(error).__name__}: {error}"[:300]
+    # The ranks must agree before going on: a torn directory can hold one rank's good file and
+    # another's partial one, and a rank that alone started fresh would rebuild DDP (a collective)
+    # while its peers train.
+    everywhere = torch.tensor([1 if loaded else 0])
+    dist.all_reduce(everywhere, op=dist.ReduceOp.MIN)
+    if picked is not None:
+        outcome["ok"] = bool(everywhere.item())
+        if not outcome["ok"]:
             # The naive picker's torn directory: record why it does not load, start fresh.
-            outcome.update(ok=False, error=f"{type(error).__name__}: {error}"[:300])
-            trainer = Trainer(
-                cfg, ctx.device, events, run_label=f"attempt-{attempt}", checkpoint_dir=root
-            )
+            outcome.setdefault("error", "another rank could not load it")
+            trainer = Trainer(cfg, ctx.device, events, run_label=label, checkpoint_dir=root)
     events.write("pick", **outcome)
     state = {"armed": False}
     plan = None
