@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -129,15 +128,9 @@ def parse_params(spec: Any, pairs: list[str]) -> dict[str, Any]:
 
 
 def default_out_dir(name: str) -> Path:
-    """A new directory under the runs dir, named after the lab and the time."""
-    from drill.paths import runs_dir
+    from drill.paths import new_run_dir, runs_dir
 
-    base = runs_dir() / f"{name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    return path
+    return new_run_dir(runs_dir(), name)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 
 APP_NAME = "drill"
@@ -49,3 +50,15 @@ def user_deck_dirs(cli_dirs: Iterable[str | Path] | None = None) -> list[Path]:
         if path not in unique:
             unique.append(path)
     return unique
+
+
+def new_run_dir(root: Path, name: str, when: datetime | None = None) -> Path:
+    """A directory under `root` no run has used yet: NAME-YYYYmmdd-HHMMSS, then -2, -3, ...
+    (a lab appends to its events files, so two runs must never share one)."""
+    stamp = (when or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    base = root / f"{name}-{stamp}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path

@@ -18,6 +18,7 @@ import trainer_lab
 from drill.claims import evaluate
 from drill.deck_loader import DeckSet
 from drill.deck_models import Card
+from drill.paths import new_run_dir
 
 RunLab = Callable[["LabJob", Path, Callable[[dict[str, Any]], None]], dict[str, Any]]
 
@@ -182,8 +183,7 @@ def run_verify(
             on_job(index, len(jobs), job, cached is not None)
         started = time.monotonic()
         if cached is None:
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            out_dir = runs_dir / f"{job.lab}-{job.cache_key(cache.version)}-{stamp}-{index}"
+            out_dir = new_run_dir(runs_dir, f"{job.lab}-{job.cache_key(cache.version)}")
 
             def progress(event: dict[str, Any], job: LabJob = job) -> None:
                 if on_progress:

@@ -357,16 +357,9 @@ class LabPanelScreen(Screen[int | None]):
         self.refresh_bindings()
 
     def _run_dir(self, started: datetime) -> Path:
-        from drill.paths import runs_dir
+        from drill.paths import new_run_dir, runs_dir
 
-        root = self.runs_root or runs_dir()
-        stamp = started.strftime("%Y%m%d-%H%M%S")
-        base = root / f"{self.spec.name}-{stamp}"
-        path, n = base, 1
-        while path.exists():
-            n += 1
-            path = base.with_name(f"{base.name}-{n}")
-        return path
+        return new_run_dir(self.runs_root or runs_dir(), self.spec.name, started)
 
     def _record_finish(self, outcome: LabOutcome, took_s: float) -> None:
         # Runs on the runner's thread, before the controller reports itself finished.
