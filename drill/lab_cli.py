@@ -160,6 +160,7 @@ def _run_with_progress(
     name: str, params: dict[str, Any], world_size: int, out_dir: Path, timeout: float | None
 ) -> dict[str, Any]:
     import threading
+    import time
 
     from rich.console import Console
     from rich.markup import escape
@@ -186,6 +187,7 @@ def _run_with_progress(
                 task, description=message, completed=event.done, total=event.total or None
             )
 
+        started = time.monotonic()
         try:
             return run_lab(
                 name, params, world_size, out_dir, timeout, on_progress=on_progress, cancel=cancel
@@ -193,14 +195,21 @@ def _run_with_progress(
         except KeyboardInterrupt:
             cancel.set()
             console.print("interrupted: every lab process was killed")
-            return {"status": "cancelled", "out_dir": str(out_dir)}
+            return {
+                "lab": name,
+                "world_size": world_size,
+                "status": "cancelled",
+                "duration_s": time.monotonic() - started,
+                "out_dir": str(out_dir),
+            }
 
 
 def print_summary(result: dict[str, Any]) -> None:
     status = result.get("status", "error")
     print(
         f"{result.get('lab')}: {status} in {result.get('duration_s', 0):.1f} s "
-        f"(world size {result.get('world_size')}, backend {result.get('env', {}).get('backend')})"
+        f"(world size {result.get('world_size')}, "
+        f"backend {result.get('env', {}).get('backend') or '-'})"
     )
     for check in result.get("checks", []):
         mark = "PASS" if check["passed"] else "FAIL"

@@ -95,3 +95,13 @@ def test_every_lab_module_loads() -> None:
     from trainer_lab.catalogue import CATALOGUE_ERRORS
 
     assert CATALOGUE_ERRORS == {}
+
+
+def test_a_cancelled_run_summary_names_the_lab(capsys: pytest.CaptureFixture[str]) -> None:
+    from drill.lab_cli import print_summary
+
+    print_summary(
+        {"lab": "resume", "world_size": 2, "status": "cancelled", "duration_s": 3.2, "out_dir": "d"}
+    )
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "resume: cancelled in 3.2 s (world size 2, backend -)"
