@@ -3,7 +3,7 @@
     python benchmarks/labs.py [--labs ddp-baseline,sampler,hang:skip,... | --all] [--repeat 3]
                               [--world-size N] [--skip-labs] [--skip-overhead] [--list]
 
-Wall time: each lab through trainer_lab.runner.run_lab (what `drill lab run` does), median of
+Wall time: each lab through trainer_lab.api.run_lab (what `drill lab run` does), median of
 --repeat runs, at each lab's default world size unless --world-size is given (labs that do not
 accept it are listed as skipped). `--all` runs every lab in the catalogue and, for a lab with a
 `scenario` parameter (hang, step-phases), every scenario; `NAME:SCENARIO` picks one.
@@ -83,8 +83,8 @@ def parse_entries(text: str) -> list[Entry]:
 
 
 def bench_labs(entries: list[Entry], world_size: int | None, repeat: int) -> None:
+    from trainer_lab.api import run_lab
     from trainer_lab.catalogue import get_lab
-    from trainer_lab.runner import run_lab
 
     where = f"W={world_size}" if world_size else "each lab's default W"
     print(

@@ -118,7 +118,10 @@ def fill_database(db_path: Path, card_ids: list[str], reviews: int) -> None:
         )
     conn = sqlite3.connect(db_path)
     with conn:
-        conn.executemany(f"INSERT INTO {CARD_STATE} VALUES ({','.join('?' * 14)})", states)
+        # columns added by later migrations (e.g. the leech flag) are flags that start at 0
+        width = len(conn.execute(f"PRAGMA table_info({CARD_STATE})").fetchall())
+        states = [row + (0,) * (width - len(row)) for row in states]
+        conn.executemany(f"INSERT INTO {CARD_STATE} VALUES ({','.join('?' * width)})", states)
         conn.executemany(
             f"INSERT INTO {REVIEW_LOG} (card_id, deck_id, rating, reviewed_at, duration_ms, "
             "state_before, state_after, content_hash) VALUES (?,?,?,?,?,?,?,?)",

@@ -2,6 +2,6 @@
 
 import sys
 
-from drill.cli import main
+from drill.cli.main import main
 
 sys.exit(main())

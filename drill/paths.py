@@ -24,6 +24,11 @@ def database_path() -> Path:
     return drill_home() / "drill.sqlite3"
 
 
+def backups_dir() -> Path:
+    """Automatic and manual database backups (storage.backup.backups_dir of database_path())."""
+    return drill_home() / "backups"
+
+
 def settings_path() -> Path:
     return drill_home() / "settings.toml"
 

@@ -8,8 +8,6 @@ with "database is locked", and a committed rating survives a crash of the proces
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -20,25 +18,40 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, SQLModel, col, create_engine, func, select
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlmodel import Session, col, create_engine, func, select
 
-from storage.migrations import SchemaTooNewError, migrate
+from storage.errors import DatabaseError, one_line
+from storage.migrations import LATEST_VERSION, SchemaTooNewError, migrate, schema_version
 from storage.tables import CardState, ReviewLog
 
+__all__ = ["Database", "DatabaseError", "RecordedReview", "open_database"]
+
 BUSY_TIMEOUT_MS = 10_000
-# Modules of other helpers whose tables live on the shared metadata; imported when present.
-_OPTIONAL_TABLE_MODULES = ("storage.mock_tables", "storage.lab_tables")
 
 StateDict = dict[str, Any]
 _DATETIME_FIELDS = ("due", "last_review", "buried_until", "introduced_at")
 _STATE_FIELDS = (
     "state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses",
-    "suspended", "buried_until", "content_hash", "introduced_at",
+    "suspended", "buried_until", "content_hash", "introduced_at", "leech",
 )  # fmt: skip
 
 
-class DatabaseError(RuntimeError):
-    """The database file cannot be opened or migrated (message is user-readable)."""
+def unreadable(path: Path, error: BaseException) -> DatabaseError:
+    """The one-line DatabaseError for a failed read or write of the database at `path`."""
+    cause = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
+    detail = one_line(cause)
+    if "database is locked" in detail or "database is busy" in detail:
+        return DatabaseError(f"the database {path} is busy (another copy of drill?): {detail}")
+    return DatabaseError(f"cannot read the database {path}: {detail} (see: drill db check)")
+
+
+class _CallerError(Exception):
+    """Carries an exception raised by caller code inside a guarded transaction, so that
+    _guard translates only what the database raised."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 def to_db_time(value: datetime | None) -> datetime | None:
@@ -101,15 +114,19 @@ def _prepare_file(path: Path) -> None:
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     except sqlite3.Error as error:
-        raise DatabaseError(f"cannot open database {path}: {error}") from None
+        raise DatabaseError(f"cannot open database {path}: {one_line(error)}") from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if schema_version(conn) > LATEST_VERSION:  # refuse before changing a byte of it
+            raise SchemaTooNewError(schema_version(conn))
         conn.execute("PRAGMA journal_mode = WAL")
         migrate(conn)
-    except SchemaTooNewError as error:
+    except DatabaseError as error:  # SchemaTooNewError
         raise DatabaseError(f"{path}: {error}") from None
-    except sqlite3.DatabaseError as error:
-        raise DatabaseError(f"cannot open database {path}: {error}") from None
+    except sqlite3.Error as error:
+        raise DatabaseError(
+            f"cannot open database {path}: {one_line(error)} (see: drill db check)"
+        ) from None
     finally:
         conn.close()
 
@@ -138,23 +155,39 @@ def _make_engine(path: Path) -> Engine:
     return engine
 
 
-def _import_optional_tables() -> None:
-    for name in _OPTIONAL_TABLE_MODULES:
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
-
-
 class Database:
-    """Repository facade. Each method is one short transaction, committed before it returns."""
+    """Repository facade. Each method is one short transaction, committed before it returns.
+
+    Whatever the database itself raises (a damaged file, garbage in a column, a lock held past
+    the busy timeout) comes out as DatabaseError with a one-line message.
+    """
 
     def __init__(self, path: Path, engine: Engine) -> None:
         self.path = path
         self.engine = engine
 
     @contextlib.contextmanager
+    def _guard(self, *, values: bool = True) -> Iterator[None]:
+        """Translate database errors. With `values` (our own methods, whose bodies run no caller
+        code) also the ValueError/TypeError/KeyError that SQLAlchemy or our JSON decoding raise
+        on garbage stored in a column; a _CallerError is unwrapped there."""
+        kinds: tuple[type[BaseException], ...] = (DBAPIError, sqlite3.Error)  # from SQLite
+        if values:
+            kinds += (SQLAlchemyError, ValueError, TypeError, KeyError)
+        try:
+            yield
+        except kinds as error:
+            raise unreadable(self.path, error) from None
+        except _CallerError as carried:
+            if not values:
+                raise
+            raise carried.error from None
+
+    @contextlib.contextmanager
     def session(self) -> Iterator[Session]:
-        """A session whose transaction commits on success (for other modules' tables too)."""
-        with Session(self.engine, expire_on_commit=False) as session:
+        """A session whose transaction commits on success (for other modules' tables too).
+        Database errors become DatabaseError; the caller's own exceptions pass unchanged."""
+        with self._guard(values=False), Session(self.engine, expire_on_commit=False) as session:
             yield session
             session.commit()
 
@@ -163,19 +196,19 @@ class Database:
 
     # --- reads -------------------------------------------------------------------------------
     def card_state(self, card_id: str) -> StateDict | None:
-        with Session(self.engine) as session:
+        with self._guard(), Session(self.engine) as session:
             row = session.get(CardState, card_id)
             return None if row is None else state_of(row)
 
     def reviews(self, card_id: str | None = None) -> list[ReviewLog]:
-        with Session(self.engine, expire_on_commit=False) as session:
+        with self._guard(), Session(self.engine, expire_on_commit=False) as session:
             query = select(ReviewLog).order_by(col(ReviewLog.id))
             if card_id is not None:
                 query = query.where(ReviewLog.card_id == card_id)
             return list(session.exec(query))
 
     def review_count(self) -> int:
-        with Session(self.engine) as session:
+        with self._guard(), Session(self.engine) as session:
             return int(session.exec(select(func.count()).select_from(ReviewLog)).one())
 
     # --- writes ------------------------------------------------------------------------------
@@ -191,10 +224,13 @@ class Database:
     ) -> RecordedReview:
         """Read the card's state, let `schedule(before) -> after` compute the new one, write the
         state and a log row, and commit; all in one IMMEDIATE transaction."""
-        with self.session() as session:
+        with self._guard(), self.session() as session:
             row = session.get(CardState, card_id)
             before = None if row is None else state_of(row)
-            after = dict(schedule(before))
+            try:
+                after = dict(schedule(before))
+            except Exception as error:
+                raise _CallerError(error) from error
             after["content_hash"] = content_hash
             if after.get("introduced_at") is None:
                 after["introduced_at"] = reviewed_at
@@ -221,7 +257,7 @@ class Database:
     def undo_review(self, log_id: int) -> bool:
         """Delete a log row and restore the card's state from before it. Only the newest review
         of a card can be undone (else later reviews would be built on a state that vanished)."""
-        with self.session() as session:
+        with self._guard(), self.session() as session:
             log = session.get(ReviewLog, log_id)
             if log is None:
                 return False
@@ -244,10 +280,25 @@ class Database:
             return True
 
     def _upsert_flags(self, card_id: str, deck_id: str, **values: Any) -> None:
-        with self.session() as session:
+        with self._guard(), self.session() as session:
             row = session.get(CardState, card_id) or CardState(card_id=card_id, deck_id=deck_id)
             for name, value in values.items():
                 setattr(row, name, to_db_time(value) if isinstance(value, datetime) else value)
+            session.add(row)
+
+    def restore_flags(self, card_id: str, deck_id: str, before: StateDict | None) -> None:
+        """Undo a bury or suspend: put back the flags of `before` (the card's state read just
+        before it); a row that only existed for the flag is removed again."""
+        with self._guard(), self.session() as session:
+            row = session.get(CardState, card_id)
+            if row is None:
+                return
+            if before is None and row.state is None and not row.leech:
+                session.delete(row)
+                return
+            before = before or {}
+            row.suspended = bool(before.get("suspended") or False)
+            row.buried_until = to_db_time(before.get("buried_until"))
             session.add(row)
 
     def set_suspended(self, card_id: str, deck_id: str, suspended: bool = True) -> None:
@@ -258,9 +309,8 @@ class Database:
 
 
 def open_database(path: Path) -> Database:
-    """Create or migrate the database at `path` (drill.paths.database_path() in the app)."""
+    """Create or migrate the database at `path` (drill.paths.database_path() in the app): every
+    table comes from storage.migrations. Raises DatabaseError when the file cannot be used.
+    (Automatic backups are the caller's: storage.backup.auto_backup at the app's start.)"""
     _prepare_file(path)
-    _import_optional_tables()
-    engine = _make_engine(path)
-    SQLModel.metadata.create_all(engine)
-    return Database(path, engine)
+    return Database(path, _make_engine(path))

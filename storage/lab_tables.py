@@ -1,10 +1,10 @@
-"""SQLModel table of lab runs, on the shared metadata (storage.db imports this module before
-create_all, so the table appears on existing databases without a migration step).
+"""SQLModel table of lab runs (created by schema v3 in storage/migrations.py, which a test keeps
+in step with this model).
 
 One row per run started from the TUI: what ran (lab, params, world size, card), when and for how
 long, how it ended, a compact result summary (JSON) and the run dir holding result.json and the
-per-rank events, so a run can be reopened after a restart. Schema changes to this table go
-through storage/migrations.py like the core tables.
+per-rank events, so a run can be reopened after a restart. A schema change to this table is a new
+step in storage/migrations.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import datetime
 
 from sqlmodel import Field, SQLModel
 
-LAB_RUN = "lab_run"
+from storage.schema_names import LAB_RUN
 
 
 class LabRunRow(SQLModel, table=True):
@@ -28,7 +28,7 @@ class LabRunRow(SQLModel, table=True):
     started_at: datetime = Field(index=True)
     duration_s: float | None = None
     status: str = "running"  # running | ok | failed | error | timeout | cancelled
-    summary_json: str = "{}"  # drill.lab_history.summarize(result): checks, claims, error
+    summary_json: str = "{}"  # drill.labs.history.summarize(result): checks, claims, error
     run_dir: str
     predicted: str | None = None  # text of the predicted choice
     certainty: str | None = None  # low | medium | high

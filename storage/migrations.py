@@ -1,16 +1,27 @@
-"""Schema migrations for the core tables, tracked in PRAGMA user_version.
+"""Schema migrations for every table (review, mock rounds, lab runs), tracked in PRAGMA
+user_version. This is the only place tables are created: open_database() runs no create_all.
 
 Each step moves the database from version N-1 to N and is applied in its own IMMEDIATE
 transaction, so two copies of drill opening an old database at once migrate it exactly once.
-Never edit a released step; append a new one. Tables of other modules (mock rounds, lab runs)
-are created by SQLModel's create_all after these steps; changes to them also go here.
+Never edit a released step; append a new one (and a test that migrates the previous version's
+file, see tests/storage/test_migrations.py). The SQLModel classes in storage/*tables.py mirror
+the latest schema; a test checks every one of them against a freshly migrated database.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from storage.schema_names import CARD_STATE, REVIEW_LOG
+from storage.errors import DatabaseError
+from storage.schema_names import (
+    CARD_STATE,
+    LAB_RUN,
+    MOCK_GRADE,
+    MOCK_PROMPT,
+    MOCK_REPORT,
+    MOCK_ROUND,
+    REVIEW_LOG,
+)
 
 V1 = [
     f"""CREATE TABLE {CARD_STATE} (
@@ -53,11 +64,89 @@ V2 = [
     f"CREATE INDEX ix_{CARD_STATE}_introduced_at ON {CARD_STATE} (introduced_at)",
 ]
 
-MIGRATIONS: list[list[str]] = [V1, V2]
+# v3: the mock-round and lab-run tables join the versioned schema. Until v2 SQLModel's
+# create_all made them on open, so a v2 file usually has them already (same columns as below):
+# IF NOT EXISTS keeps those tables and their rows.
+V3 = [
+    f"""CREATE TABLE IF NOT EXISTS {MOCK_ROUND} (
+        id INTEGER NOT NULL PRIMARY KEY,
+        round_key VARCHAR NOT NULL,
+        title VARCHAR NOT NULL,
+        status VARCHAR NOT NULL,
+        definition_json VARCHAR NOT NULL,
+        budgets_json VARCHAR NOT NULL,
+        clock_json VARCHAR NOT NULL,
+        started_at DATETIME NOT NULL,
+        updated_at DATETIME NOT NULL,
+        finished_at DATETIME
+    )""",
+    f"CREATE INDEX IF NOT EXISTS ix_{MOCK_ROUND}_round_key ON {MOCK_ROUND} (round_key)",
+    f"CREATE INDEX IF NOT EXISTS ix_{MOCK_ROUND}_status ON {MOCK_ROUND} (status)",
+    f"""CREATE TABLE IF NOT EXISTS {MOCK_PROMPT} (
+        id INTEGER NOT NULL PRIMARY KEY,
+        round_id INTEGER NOT NULL REFERENCES {MOCK_ROUND} (id),
+        phase_index INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        prompt_key VARCHAR NOT NULL,
+        card_id VARCHAR,
+        deck_id VARCHAR,
+        text VARCHAR NOT NULL,
+        rubric_json VARCHAR NOT NULL,
+        answer VARCHAR NOT NULL,
+        answer_saved_at DATETIME
+    )""",
+    f"CREATE INDEX IF NOT EXISTS ix_{MOCK_PROMPT}_round_id ON {MOCK_PROMPT} (round_id)",
+    f"CREATE INDEX IF NOT EXISTS ix_{MOCK_PROMPT}_card_id ON {MOCK_PROMPT} (card_id)",
+    f"""CREATE TABLE IF NOT EXISTS {MOCK_GRADE} (
+        id INTEGER NOT NULL PRIMARY KEY,
+        prompt_id INTEGER NOT NULL REFERENCES {MOCK_PROMPT} (id),
+        bullet_index INTEGER NOT NULL,
+        bullet VARCHAR NOT NULL,
+        auto_status VARCHAR NOT NULL,
+        checked BOOLEAN NOT NULL
+    )""",
+    f"CREATE INDEX IF NOT EXISTS ix_{MOCK_GRADE}_prompt_id ON {MOCK_GRADE} (prompt_id)",
+    f"""CREATE TABLE IF NOT EXISTS {MOCK_REPORT} (
+        round_id INTEGER NOT NULL PRIMARY KEY REFERENCES {MOCK_ROUND} (id),
+        created_at DATETIME NOT NULL,
+        overall_band VARCHAR NOT NULL,
+        overall_score FLOAT NOT NULL,
+        report_json VARCHAR NOT NULL
+    )""",
+    f"""CREATE TABLE IF NOT EXISTS {LAB_RUN} (
+        id INTEGER NOT NULL PRIMARY KEY,
+        lab VARCHAR NOT NULL,
+        params_json VARCHAR NOT NULL,
+        world_size INTEGER NOT NULL,
+        card_id VARCHAR,
+        deck_id VARCHAR,
+        started_at DATETIME NOT NULL,
+        duration_s FLOAT,
+        status VARCHAR NOT NULL,
+        summary_json VARCHAR NOT NULL,
+        run_dir VARCHAR NOT NULL,
+        predicted VARCHAR,
+        certainty VARCHAR,
+        prediction_right BOOLEAN,
+        suggested_rating INTEGER,
+        rating INTEGER
+    )""",
+    f"CREATE INDEX IF NOT EXISTS ix_{LAB_RUN}_lab ON {LAB_RUN} (lab)",
+    f"CREATE INDEX IF NOT EXISTS ix_{LAB_RUN}_card_id ON {LAB_RUN} (card_id)",
+    f"CREATE INDEX IF NOT EXISTS ix_{LAB_RUN}_started_at ON {LAB_RUN} (started_at)",
+]
+
+# v4: leeches. A card that lapsed `leech_threshold` times is flagged (and, by default, suspended
+# by the scheduler in the same transaction as the rating); the browser finds them by this flag.
+V4 = [
+    f"ALTER TABLE {CARD_STATE} ADD COLUMN leech BOOLEAN NOT NULL DEFAULT 0",
+]
+
+MIGRATIONS: list[list[str]] = [V1, V2, V3, V4]
 LATEST_VERSION = len(MIGRATIONS)
 
 
-class SchemaTooNewError(RuntimeError):
+class SchemaTooNewError(DatabaseError):
     def __init__(self, found: int) -> None:
         super().__init__(
             f"the database has schema version {found}, newer than this drill supports "

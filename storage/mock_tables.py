@@ -1,8 +1,7 @@
-"""SQLModel tables of mock rounds, on the shared metadata (storage.db imports this module before
-create_all). A round row holds the clock state; one row per prompt holds the typed answer and when
-it was last autosaved; grades hold the confirmed checklist; the report is stored as JSON.
-
-Schema changes to these tables go through storage/migrations.py like the core tables.
+"""SQLModel tables of mock rounds (created by schema v3 in storage/migrations.py, which a test
+keeps in step with these models). A round row holds the clock state; one row per prompt holds the
+typed answer and when it was last autosaved; grades hold the confirmed checklist; the report is
+stored as JSON. A schema change to these tables is a new step in storage/migrations.py.
 """
 
 from __future__ import annotations
@@ -11,10 +10,7 @@ from datetime import datetime
 
 from sqlmodel import Field, SQLModel
 
-MOCK_ROUND = "mock_round"
-MOCK_PROMPT = "mock_prompt"
-MOCK_GRADE = "mock_grade"
-MOCK_REPORT = "mock_report"
+from storage.schema_names import MOCK_GRADE, MOCK_PROMPT, MOCK_REPORT, MOCK_ROUND
 
 
 class MockRound(SQLModel, table=True):

@@ -3,6 +3,11 @@ stdlib-sqlite3 snapshot reader (which must stay light: no sqlmodel at first pain
 
 CARD_STATE = "card_state"
 REVIEW_LOG = "review_log"
+MOCK_ROUND = "mock_round"  # storage.mock_tables; schema v3
+MOCK_PROMPT = "mock_prompt"
+MOCK_GRADE = "mock_grade"
+MOCK_REPORT = "mock_report"
+LAB_RUN = "lab_run"  # storage.lab_tables; schema v3
 
 # card_state columns (one row per card that was ever reviewed, buried or suspended)
 CARD_STATE_COLUMNS = (
@@ -20,6 +25,7 @@ CARD_STATE_COLUMNS = (
     "buried_until",
     "content_hash",  # Card.content_hash() when last reviewed: a different hash = edited since
     "introduced_at",  # first review (counts against the daily new-card limit); schema v2
+    "leech",  # lapsed leech_threshold times (the browser's is:leech); schema v4
 )
 
 # review_log columns (append-only, except that undo deletes the row it undoes)

@@ -27,6 +27,7 @@ class CardState(SQLModel, table=True):
     buried_until: datetime | None = None
     content_hash: str | None = None
     introduced_at: datetime | None = Field(default=None, index=True)
+    leech: bool = False  # lapsed leech_threshold times (v4)
 
 
 class ReviewLog(SQLModel, table=True):

@@ -1,14 +1,15 @@
-"""The lab catalogue (torch-free): every module trainer_lab/labs/<name>.py with a SPEC.
+"""The lab catalogue (torch-free): every package trainer_lab/labs/<name>/ whose __init__ has a SPEC.
 
-Lab modules are found by name, so adding a lab never touches this file. Modules whose name
-ends in `_worker` import torch and are skipped. A lab module that fails to import does not take
-the catalogue down: its error is kept in CATALOGUE_ERRORS (module -> one line) and reported by
-`drill lab list`; the test suite asserts there are none.
+Labs are found by folder, so adding a lab never touches this file. Only a lab's `__init__` is
+imported here; its `worker.py` (torch) runs in the launched processes. A lab that fails to import
+does not take the catalogue down: its error is kept in CATALOGUE_ERRORS (module -> one line) and
+reported by `drill lab list`; the test suite asserts there are none.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 from dataclasses import replace
 
@@ -28,7 +29,7 @@ CATALOGUE_ERRORS: dict[str, str] = {}
 def _discover() -> dict[str, LabSpec]:
     found: list[LabSpec] = []
     for info in pkgutil.iter_modules(labs.__path__):
-        if info.name.startswith("_") or info.name.endswith("_worker"):
+        if info.name.startswith("_") or not info.ispkg:
             continue
         name = f"{labs.__name__}.{info.name}"
         try:
@@ -72,3 +73,16 @@ def check_world_size(spec: LabSpec, world_size: int) -> int:
             f"[{spec.min_world_size}, {spec.max_world_size}]"
         )
     return world_size
+
+
+def resolve_world_size(spec: LabSpec, world_size: int | None) -> int:
+    """The lab's default when none is given; a given one (0 too) must be in range."""
+    return check_world_size(spec, spec.default_world_size if world_size is None else world_size)
+
+
+def check_timeout(timeout_s: float, what: str = "timeout") -> float:
+    """A deadline must be a finite number of seconds above 0 (nan would disable it)."""
+    finite = not isinstance(timeout_s, bool) and isinstance(timeout_s, int | float)
+    if not finite or not math.isfinite(timeout_s) or timeout_s <= 0:
+        raise ParamError(f"{what} must be a finite number of seconds above 0, got {timeout_s!r}")
+    return float(timeout_s)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -60,6 +61,8 @@ class ParamSpec:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise bad
             value = float(value)
+            if not math.isfinite(value):  # nan passes every bound check; inf means no limit
+                raise ParamError(f"param {self.name}: {value!r} is not a finite number")
         elif self.type == "bool":
             if not isinstance(value, bool):
                 raise bad

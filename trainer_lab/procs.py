@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import signal
+import subprocess
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -23,11 +27,14 @@ PARENT_ENV = "TRAINER_LAB_PARENT_PID"
 
 
 def _prctl(option: int, value: int) -> bool:
+    # CDLL(None) reaches libc's symbols already loaded into this process; find_library("c")
+    # would start an `ldconfig -p` subprocess: slow, and a stray child while a tree is watched.
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
         return False
-    return libc.prctl(option, value, 0, 0, 0) == 0
+    return prctl(option, value, 0, 0, 0) == 0
 
 
 def die_with_parent(expected_parent: int | None = None) -> None:
@@ -130,3 +137,71 @@ def reap(pid: int) -> None:
     linger as a zombie; no-op for processes that are not our children."""
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
+
+
+StopReason = Literal["timeout", "cancelled"]
+
+
+@dataclass
+class Supervised:
+    """How a supervised process ended: stopped by us (`stop`) or on its own (`stop` None)."""
+
+    stop: StopReason | None
+    returncode: int
+    killed: list[int] = field(default_factory=list)
+
+
+def supervise(
+    proc: subprocess.Popen[bytes] | subprocess.Popen[str],
+    deadline: float,
+    cancel: threading.Event | None = None,
+    on_poll: Callable[[], None] | None = None,
+    cancel_grace_s: float = 0.0,
+    on_timeout: Callable[[], None] | None = None,
+) -> Supervised:
+    """Wait for proc; on cancel or once time.monotonic() passes deadline, stop it and every
+    process it started, so nothing outlives the call (also when it is interrupted, e.g. by a
+    KeyboardInterrupt in on_poll).
+
+    On cancel with cancel_grace_s > 0 proc first gets SIGTERM and up to that long to finish on
+    its own (e.g. to record what it has); then the rest of the tree is frozen and killed.
+    on_poll is called about every 50 ms while proc runs; on_timeout once the deadline passed,
+    before anything is killed (e.g. to ask the processes for their stacks).
+    """
+    stop: StopReason | None = None
+    killed: list[int] = []
+    try:
+        while True:
+            try:
+                proc.wait(timeout=0.05)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if on_poll is not None:
+                on_poll()
+            if cancel is not None and cancel.is_set():
+                stop = "cancelled"
+                if cancel_grace_s > 0:
+                    _terminate_within(proc.pid, cancel_grace_s)
+            elif time.monotonic() > deadline:
+                stop = "timeout"
+                if on_timeout is not None:
+                    on_timeout()
+            if stop is not None:
+                killed = kill_tree(proc.pid)
+                proc.wait()
+                break
+    finally:
+        if proc.poll() is None:
+            killed = kill_tree(proc.pid)
+            proc.wait()
+    for pid in killed:
+        if pid != proc.pid:
+            reap(pid)
+    return Supervised(stop, proc.returncode, killed)
+
+
+def _terminate_within(pid: int, grace_s: float) -> None:
+    """SIGTERM pid and poll until it exits (it stays a zombie: the caller reaps it)."""
+    _signal(pid, signal.SIGTERM)
+    wait_gone([pid], grace_s)

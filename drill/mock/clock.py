@@ -117,6 +117,13 @@ class RoundClock:
         return sum(self.state.used_s)
 
     def total_remaining_s(self) -> float:
+        """With auto-advance, what the schedule has left: this phase's rest plus the later phases'
+        budgets (time left in a phase skipped with a key is not banked), so the total clock
+        always agrees with the phase clock. Without it, the total budget less the time used."""
+        if self.status is Status.FINISHED:
+            return 0.0
+        if self.auto_advance:
+            return max(0.0, self.phase_remaining_s()) + sum(self.budgets_s[self.phase + 1 :])
         return max(0.0, self.total_budget_s - self.total_used_s())
 
     def overrun(self) -> bool:
@@ -177,6 +184,11 @@ class RoundClock:
                     events.append(PhaseAlarm(self.phase))
                     events.extend(self._next_phase("auto"))
                     continue
+                if self.auto_advance:  # the last phase's time is up: so is the round's
+                    self.state.used_s[self.phase] += max(0.0, phase_left)
+                    events.append(PhaseAlarm(self.phase))
+                    events.append(self._finish("time"))
+                    break
                 events.append(PhaseAlarm(self.phase))
                 # Without auto-advance (or in the last phase) the phase runs on, overrunning.
             step = min(delta, self.total_budget_s - self.total_used_s())

@@ -54,6 +54,16 @@ SYNONYMS: dict[str, list[str]] = {
     ],
     "sampler": ["sampler", "distributedsampler", "distributed sampler", "sampler state"],
     "checkpoint": ["checkpoint", "ckpt", "checkpointing", "snapshot"],
+    # Another sense of the word: recomputing activations, not saving training state.
+    "activationcheckpoint": [
+        "activation checkpointing",
+        "activation checkpoint",
+        "activation checkpoints",
+        "gradient checkpointing",
+        "activation recomputation",
+        "selective recomputation",
+    ],
+    "mtbf": ["mtbf", "mean time between failures", "mean time between failure"],
     "allreduce": ["allreduce", "all reduce", "all_reduce"],
     "allgather": ["allgather", "all gather", "all_gather"],
     "reducescatter": ["reducescatter", "reduce scatter", "reduce_scatter"],
@@ -137,6 +147,7 @@ NEGATION_SCOPE = 3  # content tokens after a negator that it negates (within one
 
 _CLAUSE = re.compile(r"[.;:!?\n]+|,|\bbut\b|\bhowever\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
+_ABBREVIATION = re.compile(r"\(\s*([A-Za-z][\w-]*)\s*\)")
 
 
 def stem(word: str) -> str:
@@ -155,6 +166,9 @@ def stem(word: str) -> str:
 
 
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split()) | {stem(w) for w in _STOPWORDS_TEXT.split()}
+# "X is not needed": a negator right before one of these negates what came before it instead.
+_DISMISSALS = ("need", "needed", "necessary", "required", "useful", "worth", "matter", "help")
+DISMISSALS = frozenset(stem(w) for w in _DISMISSALS)
 
 
 def _words(text: str) -> list[str]:
@@ -196,19 +210,31 @@ def marked_terms(text: str, *, expand: bool = True) -> list[str]:
     "without" ... in the same clause is marked "!token", so "no replay" only matches "no replay"."""
     out: list[str] = []
     for clause in _CLAUSE.split(text):
-        negated_left = 0
-        for token in concepts(clause):
-            if token in NEGATORS:
-                negated_left = NEGATION_SCOPE
-                continue
-            if token in STOPWORDS:
-                continue
-            if negated_left:
-                negated_left -= 1
-                token = "!" + token
+        for token in _clause_terms(concepts(clause)):
             for term in (token, *(IMPLIES.get(token, ()) if expand else ())):
                 if term not in out:
                     out.append(term)
+    return out
+
+
+def _clause_terms(tokens: list[str]) -> list[str]:
+    """One clause's content tokens, negated ones marked "!"."""
+    out: list[str] = []
+    negated_left = 0
+    for i, token in enumerate(tokens):
+        if token in NEGATORS:
+            following = [t for t in tokens[i + 1 :] if t not in STOPWORDS][:1]
+            if following and following[0] in DISMISSALS:
+                # "activation checkpointing is not needed": the clause so far is dismissed.
+                out = [t if t.startswith("!") else "!" + t for t in out]
+            negated_left = NEGATION_SCOPE
+            continue
+        if token in STOPWORDS:
+            continue
+        if negated_left:
+            negated_left -= 1
+            token = "!" + token
+        out.append(token)
     return out
 
 
@@ -238,7 +264,11 @@ def bullet_parts(bullet: str) -> list[list[str]]:
     """'a b, c or d' -> [['a b'], ['c', 'd']]: parts (all needed) of alternatives (any one)."""
     parts = []
     for part in bullet.split(","):
-        alternatives = [a.strip() for a in re.split(r"\bor\b", part) if _content(a)]
+        # "failure rate (MTBF)": a one-word parenthesis is another name for the part.
+        abbreviations = _ABBREVIATION.findall(part)
+        part = _ABBREVIATION.sub(" ", part)
+        pieces = [*re.split(r"\bor\b", part), *abbreviations]
+        alternatives = [a.strip() for a in pieces if _content(a)]
         if alternatives:
             parts.append(alternatives)
     return parts

@@ -1,15 +1,15 @@
 """Adapters from mock rounds to helper A's review domain: mastery for prompt choice, and rating
-weak cards (Again/Hard) into the review schedule through drill.scheduler.rate_card."""
+weak cards (Again/Hard) into the review schedule through drill.review.scheduler.rate_card."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from drill.mock.run import RateCard
+from drill.mock.round import RateCard
 from drill.mock.selection import CardEntry
 
 if TYPE_CHECKING:
-    from drill.deck_loader import DeckSet
+    from drill.decks.loader import DeckSet
     from storage.db import Database
 
 
@@ -34,7 +34,7 @@ def mastery(db: Database) -> dict[str, float]:
 
 def review_rater(db: Database, decks: DeckSet) -> RateCard:
     """rate(card_id, deck_id, rating): one review-log row per weak card, committed at once."""
-    from drill.scheduler import rate_card
+    from drill.review.scheduler import rate_card
 
     def rate(card_id: str, deck_id: str, rating: int) -> None:
         card = decks.card(card_id)

@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from drill.deck_models import Identifier, Level
+from drill.decks.models import Identifier, Level
 
 Minutes = Annotated[float, Field(gt=0, le=600)]
 

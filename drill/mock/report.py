@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+from drill.review.ratings import RATING_NAMES
 
 
 class _Model(BaseModel):
@@ -67,8 +68,7 @@ class RoundReport(_Model):
         lines = [
             f"# Mock round {self.round_id}: {self.title}",
             "",
-            f"- Played: {self.started_at:%Y-%m-%d %H:%M} UTC, "
-            f"ended by {self.finish_reason or 'unknown'}",
+            f"- Played: {self.started_at:%Y-%m-%d %H:%M} UTC, {finish_text(self.finish_reason)}",
             f"- Overall: **{self.band}** ({self.score:.0%} of rubric points)",
             f"- Time used: {clock(self.total_used_s)} of {clock(self.total_budget_s)}",
             "",
@@ -110,6 +110,30 @@ def clock(seconds: float) -> str:
     return f"{sign}{whole // 60}:{whole % 60:02d}"
 
 
-def _one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def _one_line(text: str) -> str:
+    """A prompt as one heading line, whole: a heading cut short loses the question."""
+    return " ".join(text.split())
+
+
+FINISH_TEXTS = {
+    "time": "ended when the time ran out",
+    "completed": "ended after the last phase",
+    "ended": "ended early (F10)",
+}
+
+
+def finish_text(reason: str | None) -> str:
+    """How a round ended, as words ("time" -> "ended when the time ran out")."""
+    return FINISH_TEXTS.get(reason or "", f"ended ({reason or 'unknown'})")
+
+
+_MINUTES_IN_TITLE = re.compile(r"\(\s*\d+(?:\.\d+)?\s*min\s*\)")
+
+
+def round_title(title: str, total_budget_s: float) -> str:
+    """The title with its "(N min)" made the round's real length (`--minutes 2` -> "(2 min)")."""
+    minutes = total_budget_s / 60.0
+    length = (
+        f"({minutes:.0f} min)" if abs(minutes - round(minutes)) < 0.05 else f"({minutes:.1f} min)"
+    )
+    return _MINUTES_IN_TITLE.sub(length, title)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from drill.deck_models import Card
+from drill.decks.models import Card
 from drill.mock.models import CardPick, RoundDef
 
 MASTERED_STABILITY_DAYS = 21.0  # FSRS stability at which a card counts as known well

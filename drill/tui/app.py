@@ -1,29 +1,29 @@
 """The drill TUI: home screen -> review screen -> summary.
 
 Startup order keeps the first paint light: the home screen (and, with `start_review`, the first
-card) are painted from the deck cache and a stdlib-sqlite3 snapshot; after that a worker thread
+card) are painted from the deck cache and a read-only schedule snapshot; after that a worker thread
 loads the validated decks and the SQLModel repository, which review sessions write through.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from textual.app import App
 from textual.worker import Worker, WorkerState
 
-from drill.home_data import FirstPaint
+from drill.errors import DrillError, StorageError
+from drill.review.due import FirstPaint
 from drill.tui.backend import AppOptions, Backend, Heavy, invalid_deck_notice
-from drill.tui.home_screen import HomeScreen
+from drill.tui.compat import QuietCrashes, debug_enabled
+from drill.tui.screens.home import HomeScreen
 
 __all__ = ["AppOptions", "DrillApp", "run_app"]
 
 
-class DrillApp(App[int]):
+class DrillApp(QuietCrashes[int]):
     TITLE = "drill"
     CSS_PATH = Path(__file__).with_name("drill.tcss")
 
@@ -41,10 +41,31 @@ class DrillApp(App[int]):
         self._heavy_done = asyncio.Event()
         self._notified_invalid = False
         self.deck_titles: dict[str, str] = {}
-        # Raises DrillError (e.g. a missing --decks dir) before any screen exists.
-        self._first: FirstPaint | None = self.backend.first_paint()
+        # Raises DrillError (e.g. a missing --decks dir, a damaged database) before any
+        # screen exists: the CLI prints it as one line.
+        self._first: FirstPaint | None = self._startup_read()
 
     # --- data --------------------------------------------------------------------------------
+    def _startup_read(self) -> FirstPaint | None:
+        from drill.review import actions
+
+        done = actions.read(self.backend.first_paint)
+        if isinstance(done.error, DrillError):
+            raise done.error
+        if done.error is not None:  # a damaged database file: one line, exit 2
+            raise StorageError(actions.error_detail(done.error))
+        return done.value
+
+    def light_read(self, deck_id: str | None = None) -> FirstPaint | None:
+        """The light read after startup; None (with a notice) when the database cannot be
+        read, so the screen keeps what it shows."""
+        from drill.review import actions
+
+        done = actions.read(lambda: self.backend.first_paint(deck_id))
+        if not done.ok:
+            self.notify(str(done.notice), severity="error", timeout=8)
+        return done.value
+
     def deck_title(self, deck_id: str | None) -> str:
         return "All decks" if deck_id is None else self.deck_titles.get(deck_id, deck_id)
 
@@ -104,16 +125,31 @@ class DrillApp(App[int]):
         if event.state != WorkerState.SUCCESS:
             return
         await self._heavy_done.wait()  # set by the thread via the loop, normally already
-        from drill.tui.review_screen import ReviewScreen
+        for notice in self.backend.heavy.notices if self.backend.heavy else []:
+            self.notify(notice, severity="warning", timeout=10)
+        self.run_worker(self._daily_backup, name="daily-backup", thread=True, exit_on_error=False)
+        from drill.tui.screens.review import ReviewScreen
 
         for screen in self.screen_stack:
             if isinstance(screen, HomeScreen) and not screen.loaded:
-                data = self.backend.first_paint()
+                data = self.light_read()
                 if data is not None:
                     self._notify_invalid(data.invalid_paths)
                 screen.show(data)
             elif isinstance(screen, ReviewScreen):
                 await screen.on_heavy_loaded()
+        if self.options.start_study is not None:  # `drill study`: once the decks are loaded
+            from drill.tui.screens.study_form import start_study
+
+            chosen, self.options.start_study = self.options.start_study, None
+            start_study(self, chosen)
+
+    def _daily_backup(self) -> None:
+        from drill.review.database import daily_backup
+
+        notice = daily_backup()
+        if notice is not None:
+            self.call_from_thread(self.notify, notice, severity="warning", timeout=8)
 
     def _notify_invalid(self, paths: list[Path]) -> None:
         notice = invalid_deck_notice(paths)
@@ -123,17 +159,23 @@ class DrillApp(App[int]):
 
     def start_review(self, deck_id: str | None, data: FirstPaint | None = None) -> bool:
         """Push a review screen for one deck (None: all decks); False when nothing is due."""
-        from drill.tui.review_screen import ReviewScreen
+        from drill.tui.screens.review import ReviewScreen
 
         title = self.deck_title(deck_id)
         if self.backend.heavy is not None:
-            session = self.backend.new_session(deck_id)
+            from drill.review import actions
+
+            done = actions.read(lambda: self.backend.new_session(deck_id))
+            session = done.value
+            if session is None:
+                self.notify(str(done.notice), severity="error", timeout=8)
+                return False
             if session.current is None:
                 self.notify("Nothing to review here right now.", timeout=4)
                 return False
             self.push_screen(ReviewScreen(deck_id, title, session=session))
             return True
-        data = data or self.backend.first_paint(deck_id)
+        data = data or self.light_read(deck_id)
         if data is not None and not data.queue:
             self.notify("Nothing to review here right now.", timeout=4)
             return False
@@ -143,22 +185,11 @@ class DrillApp(App[int]):
     def on_unmount(self) -> None:
         self.backend.close()
 
-    def _handle_exception(self, error: Exception) -> None:
-        # Textual renders a traceback for an error escaping a handler; users never see one:
-        # run_app re-raises the error after the terminal is restored, and the CLI prints it
-        # as one line (DRILL_DEBUG=1 keeps Textual's traceback).
-        self.crash = error
-        super()._handle_exception(error)
-        if os.environ.get("DRILL_DEBUG") != "1":
-            self._exit_renderables.clear()
-
-    crash: Exception | None = None
-
 
 def run_app(options: Any = None) -> int:
     """Run the TUI; `options` is an AppOptions or the CLI's argparse namespace."""
     app = DrillApp(AppOptions.from_args(options))
     result = app.run(headless=app.options.headless)
-    if app.crash is not None and os.environ.get("DRILL_DEBUG") != "1":
+    if app.crash is not None and not debug_enabled():
         raise app.crash
     return app.return_code if app.return_code is not None else int(result or 0)

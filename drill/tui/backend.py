@@ -1,9 +1,10 @@
 """What the TUI needs from the domain layer, in two speeds.
 
-`Backend.first_paint()` is the light read path (deck cache + stdlib sqlite3): enough to paint the
-home screen and the first review card. `Backend.load_heavy()` imports the validated decks
-(pydantic) and the SQLModel repository; the app runs it in a worker thread after the first
-paint. Review sessions and every write need the heavy part. No widget imports here.
+`Backend.first_paint()` is the light read path (deck cache + a read-only schedule snapshot):
+enough to paint the home screen and the first review card. `Backend.load_heavy()` imports the
+validated decks (pydantic) and opens the database repository; the app runs it in a worker
+thread after the first paint. Review sessions and every write need the heavy part. No widget
+imports here.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drill.home_data import FirstPaint, first_paint
+from drill.review.due import FirstPaint, first_paint
 
 if TYPE_CHECKING:
-    from drill.deck_loader import DeckSet
-    from drill.review_session import ReviewSession
-    from storage.db import Database
+    from drill.decks.loader import DeckSet
+    from drill.review.database import Database
+    from drill.review.session import ReviewSession
+    from drill.review.study import StudyFilter
 
 
 def system_now() -> datetime:
@@ -35,6 +37,7 @@ class AppOptions:
     start_review: str | None = None  # None: home screen; "all" or a deck id: straight to review
     now: Callable[[], datetime] = system_now
     headless: bool = False  # tests and benchmarks
+    start_study: StudyFilter | None = None  # `drill study`: straight into custom study
 
     @classmethod
     def from_args(cls, args: Any) -> AppOptions:
@@ -51,6 +54,7 @@ class AppOptions:
 class Heavy:
     decks: DeckSet
     db: Database
+    notices: list[str] = field(default_factory=list)  # shown once the app has them
 
 
 class Backend:
@@ -71,22 +75,25 @@ class Backend:
             include_bundled=self.options.include_bundled,
             now=self.options.now(),
             settings=self.settings,
+            # once loaded, the validated decks answer (the cache may be unwritable)
+            index=self.heavy.decks.index if self.heavy is not None else None,
         )
 
     def load_heavy(self) -> Heavy:
         """Validate decks (refreshing the cache) and open/migrate the database. Thread-safe to
         call from a worker: it touches no widgets."""
-        from drill.deck_loader import load_decks
-        from drill.paths import database_path
-        from storage.db import open_database
+        from drill.decks.loader import load_decks
+        from drill.review.database import open_app_database
+        from drill.review.history_merge import merge_replaced_history
 
         decks = load_decks(self.options.deck_dirs, include_bundled=self.options.include_bundled)
-        db = open_database(database_path())
-        self.heavy = Heavy(decks, db)
+        db = open_app_database()
+        _report, notice = merge_replaced_history(decks, db)  # before any session reads state
+        self.heavy = Heavy(decks, db, [notice] if notice else [])
         return self.heavy
 
     def new_session(self, deck_id: str | None) -> ReviewSession:
-        from drill.review_session import ReviewSession
+        from drill.review.session import ReviewSession
 
         if self.heavy is None:
             raise RuntimeError("new_session() before load_heavy()")
@@ -96,6 +103,20 @@ class Backend:
             deck_id=deck_id,
             settings=self.settings,
             now=self.options.now,
+        )
+
+    def new_study_session(self, chosen: StudyFilter) -> ReviewSession:
+        """A custom-study session (drill/review/study.py says how it treats the schedule)."""
+        from drill.review.session import ReviewSession
+
+        if self.heavy is None:
+            raise RuntimeError("new_study_session() before load_heavy()")
+        return ReviewSession(
+            self.heavy.decks,
+            self.heavy.db,
+            settings=self.settings,
+            now=self.options.now,
+            study=chosen,
         )
 
     def close(self) -> None:

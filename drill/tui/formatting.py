@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-RATING_NAMES = {1: "Again", 2: "Hard", 3: "Good", 4: "Easy"}
+from drill.review.ratings import RATING_NAMES
 
 
 def format_interval(delta: timedelta) -> str:

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from decks import bundled_deck_paths
-from drill.cli import main
-from drill.deck_models import Deck
-from drill.lab_links import card_link_problems
+from drill.cli.main import main
+from drill.decks.links import card_link_problems
+from drill.decks.models import Deck
 from trainer_lab.catalogue import CATALOGUE
 
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from decks import bundled_deck_paths
-from drill.deck_models import Deck
-from tests.decks.coverage_003 import COVERAGE_003
+from drill.decks.models import Deck
+from tests.support.seed_coverage_003 import COVERAGE_003
 
 
 def _load(path: Path) -> Deck:

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from decks import bundled_deck_paths
-from drill.deck_models import Deck
-from drill.lab_links import card_link_problems
-from tests.decks.coverage_other import COVERAGE_000, COVERAGE_001, COVERAGE_002, COVERAGE_004
+from drill.decks.links import card_link_problems
+from drill.decks.models import Deck
+from tests.support.seed_coverage_other import COVERAGE_000, COVERAGE_001, COVERAGE_002, COVERAGE_004
 
 OWN_DECKS = ("staff-hard.yaml", "interview-map.yaml", "cheatsheet.yaml", "biotech.yaml")
 COVERAGE = {

@@ -1,0 +1,87 @@
+"""`drill cards [QUERY] [--json]`: search cards with the browser's query language.
+
+Plugs into drill/cli/main.py through `register(subparsers)`. The query is the words given,
+joined (quote phrases for the shell: drill cards 'tag:fsdp "optimizer state"'). A bad term
+is a usage error (one line, exit 2) naming what to write instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from drill.errors import DrillError
+
+DESCRIPTION = """\
+Search cards: free words (all must appear in front, back, tags, deck, level or state),
+"quoted phrases", tag:NAME, level:easy|medium|hard, deck:NAME (part of the id or title),
+is:due|new|suspended|buried|leech|learning|young|mature. Every term must match."""
+
+
+class QueryError(DrillError):
+    """A query term drill cannot read."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "cards",
+        help='search cards (tag:, level:, deck:, is:, words, "phrases")',
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("query", nargs="*", metavar="QUERY", help="query terms")
+    parser.add_argument("--json", action="store_true", help="print the matches as JSON")
+    parser.add_argument(
+        "--decks", action="append", metavar="DIR", default=argparse.SUPPRESS,
+        help="also load decks from DIR (repeatable)",
+    )  # fmt: skip
+    parser.set_defaults(func=cmd_cards)
+
+
+def cmd_cards(args: argparse.Namespace) -> int:
+    from drill.decks.loader import load_decks
+    from drill.paths import database_path
+    from drill.review import browse
+    from drill.review.database import open_app_database
+
+    text = " ".join(args.query)
+    query = browse.parse_query(text)
+    if query.hint:
+        raise QueryError(f"bad query: {query.hint}")
+    decks = load_decks(getattr(args, "decks", None) or [])
+    open_app_database().close()  # create or migrate it first
+    rows = browse.build_rows(decks, database_path())
+    now = datetime.now(UTC)
+    found, _ = browse.search(rows, text, now)
+    if args.json:
+        print(json.dumps([row_json(row, now) for row in found], indent=2))
+        return 0
+    for row in found:
+        flags = row.flags(now)
+        front = row.front.splitlines()[0] if row.front else ""
+        print(
+            f"{row.card_id:<28} {row.deck_id:<20} {row.level:<6} {row.state:<8} "
+            f"{flags + ' ' if flags else ''}{front[:60]}"
+        )
+    print(f"{len(found)} of {len(rows)} cards")
+    return 0
+
+
+def row_json(row: Any, now: datetime) -> dict[str, Any]:
+    return {
+        "card": row.card_id,
+        "deck": row.deck_id,
+        "level": row.level,
+        "tags": list(row.tags),
+        "state": row.state,
+        "due": row.due.isoformat() if row.due else None,
+        "suspended": row.suspended,
+        "buried": row.is_buried(now),
+        "leech": row.leech,
+        "lapses": row.lapses,
+        "front": row.front,
+        "path": str(row.path) if row.path else None,
+        "line": row.line,
+    }

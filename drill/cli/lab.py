@@ -1,0 +1,260 @@
+"""`drill lab list | show NAME | run NAME`: the lab subcommands (torch-free; labs run in
+subprocesses). Registered by drill/cli/main.py through `register(subparsers)`.
+
+Exit codes of `drill lab run`: 0 every check passed, 1 a check failed, 2 usage error
+(unknown lab, unknown param, bad value), 3 the lab errored, timed out or was cancelled (Ctrl-C,
+SIGTERM or SIGHUP: the lab records what it observed so far, result.json says `cancelled`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trainer_lab.result import LabResult
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_LAB_ERROR = 0, 1, 2, 3
+CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def register(subparsers: Any) -> None:
+    lab = subparsers.add_parser(
+        "lab",
+        help="run labs that check cards' claims against real torch.distributed training",
+        description="Labs launch real torch.distributed processes through torchrun (gloo on "
+        "CPU, NCCL on GPU) and check claims against what happened.",
+    )
+    lab.set_defaults(func=lambda args: _usage(lab))
+    sub = lab.add_subparsers(dest="lab_command", metavar="{list,show,run}")
+    p_list = sub.add_parser("list", help="list the labs", description="List the labs.")
+    p_list.add_argument("--json", action="store_true", help="print the catalogue as JSON")
+    p_list.set_defaults(func=cmd_list)
+    p_show = sub.add_parser(
+        "show", help="show a lab's params, observations and checks", description="Show a lab."
+    )
+    p_show.add_argument("name", help="lab name (see `drill lab list`)")
+    p_show.set_defaults(func=cmd_show)
+    p_run = sub.add_parser(
+        "run",
+        help="run a lab",
+        description="Run a lab and report its checks. Exit 0: all checks passed; 1: a check "
+        "failed; 2: usage error; 3: the lab errored or timed out.",
+    )
+    p_run.add_argument("name", help="lab name (see `drill lab list`)")
+    p_run.add_argument("--world-size", type=int, default=None, help="number of ranks")
+    p_run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="set a lab param (repeatable); see `drill lab show NAME`",
+    )
+    p_run.add_argument("--json", action="store_true", help="print result.json to stdout")
+    p_run.add_argument("--out", type=Path, default=None, help="run directory")
+    p_run.add_argument("--timeout", type=float, default=None, help="deadline in seconds")
+    p_run.set_defaults(func=cmd_run)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return EXIT_USAGE
+
+
+def _error(message: str) -> int:
+    print(f"drill lab: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from trainer_lab.catalogue import CATALOGUE, CATALOGUE_ERRORS
+
+    for module, error in CATALOGUE_ERRORS.items():
+        print(f"drill lab: warning: lab module {module} failed to load: {error}", file=sys.stderr)
+
+    if args.json:
+        rows = [
+            {"name": s.name, "group": s.group, "summary": s.summary} for s in CATALOGUE.values()
+        ]
+        print(json.dumps(rows, indent=1))
+        return EXIT_OK
+    width = max((len(name) for name in CATALOGUE), default=0)
+    groups: dict[str, list[Any]] = {}
+    for spec in CATALOGUE.values():
+        groups.setdefault(spec.group or "other", []).append(spec)
+    for index, (group, specs) in enumerate(groups.items()):
+        print(("\n" if index else "") + f"{group}:")
+        for spec in specs:
+            print(f"  {spec.name:<{width}}  {spec.summary}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from trainer_lab.catalogue import get_lab
+    from trainer_lab.catalogue_types import ParamError
+
+    try:
+        spec = get_lab(args.name)
+    except ParamError as error:
+        return _error(str(error))
+    print(f"{spec.name}  ({spec.group or 'lab'})")
+    print(f"  {spec.summary}")
+    print(
+        f"  world size: default {spec.default_world_size}, "
+        f"range [{spec.min_world_size}, {spec.max_world_size}]; deadline {spec.timeout_s:g} s"
+    )
+    if spec.params:
+        print("params:")
+        for p in spec.params:
+            print(f"  {p.name}={p.default!r}  ({p.describe()})  {p.help}")
+    if spec.observations:
+        print("observations:")
+        for o in spec.observations:
+            unit = f" [{o.unit}]" if o.unit else ""
+            print(f"  {o.name}{unit}  {o.help}")
+    if spec.checks:
+        print("checks:")
+        for c in spec.checks:
+            print(f"  {c.name}  {c.help}")
+    print(f"run: drill lab run {spec.name} --world-size {spec.default_world_size}")
+    return EXIT_OK
+
+
+def parse_params(spec: Any, pairs: list[str]) -> dict[str, Any]:
+    """`k=v` strings to typed values (ParamError on unknown names or bad values)."""
+    from trainer_lab.catalogue_types import ParamError
+
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ParamError(f"--param expects K=V, got {pair!r}")
+        params[key.strip()] = spec.param(key.strip()).parse(value.strip())
+    return params
+
+
+def default_out_dir(name: str) -> Path:
+    from drill.paths import new_run_dir, runs_dir
+
+    return new_run_dir(runs_dir(), name)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from drill.labs.recorder import RunRecorder
+    from trainer_lab.api import prepare_run_dir
+    from trainer_lab.catalogue import check_timeout, get_lab, resolve_world_size
+    from trainer_lab.catalogue_types import ParamError
+    from trainer_lab.devices import backend_choice
+    from trainer_lab.result import EXIT_FOR_STATUS
+
+    try:
+        spec = get_lab(args.name)
+        params = spec.resolve_params(parse_params(spec, args.param))
+        world_size = resolve_world_size(spec, args.world_size)
+        timeout = None if args.timeout is None else check_timeout(args.timeout, "--timeout")
+        out_dir = args.out or default_out_dir(spec.name)
+        prepare_run_dir(out_dir)
+    except ParamError as error:
+        return _error(str(error))
+    except OSError as error:  # the default run directory's parent (DRILL_HOME) is unusable
+        return _error(f"cannot create a run directory: {error.strerror or error}")
+    header = f"{spec.name} · world size {world_size} · {backend_choice(world_size)}"
+    print(header, file=sys.stderr if args.json else sys.stdout, flush=True)
+    recorder = RunRecorder(lambda line: print(line, file=sys.stderr, flush=True))
+    recorder.start(spec.name, params, world_size, out_dir)  # the Labs screen lists CLI runs too
+    try:
+        result = _run_with_progress(spec.name, params, world_size, out_dir, timeout)
+        recorder.finish(result)
+    except ParamError as error:  # e.g. the run directory was filled in the meantime
+        return _error(str(error))
+    finally:
+        recorder.close()  # no result (an exception): the row is closed as cancelled
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print_summary(result)
+    return EXIT_FOR_STATUS.get(result["status"], EXIT_LAB_ERROR)
+
+
+@contextmanager
+def _signals_cancel(cancel: threading.Event, notify: Any) -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP set `cancel` (the lab then stops and records what it has)
+    instead of killing this process; the previous handlers come back afterwards."""
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        first = not cancel.is_set()
+        cancel.set()
+        if first:
+            name = signal.Signals(signum).name
+            with suppress(OSError):  # SIGHUP: the terminal may be gone
+                notify(f"{name}: cancelling the lab; it records what it observed so far")
+
+    previous = {sig: signal.signal(sig, handler) for sig in CANCEL_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _run_with_progress(
+    name: str, params: dict[str, Any], world_size: int, out_dir: Path, timeout: float | None
+) -> LabResult:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from trainer_lab.api import ProgressEvent, run_lab
+
+    console = Console(stderr=True)
+    cancel = threading.Event()
+    with Progress(
+        SpinnerColumn(),
+        TextColumn(f"[bold]{name}[/] W={world_size}"),
+        BarColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def on_progress(event: ProgressEvent) -> None:
+            message = escape(event.message)
+            progress.update(
+                task, description=message, completed=event.done, total=event.total or None
+            )
+
+        with _signals_cancel(cancel, lambda line: console.print(escape(line), highlight=False)):
+            return run_lab(
+                name, params, world_size, out_dir, timeout, on_progress=on_progress, cancel=cancel
+            )
+
+
+def print_summary(result: LabResult) -> None:
+    from trainer_lab.result import error_message, root_cause_traceback
+
+    print(
+        f"{result['lab']}: {result['status']} in {result['duration_s']:.1f} s "
+        f"(world size {result['world_size']}, backend {result['env'].get('backend') or '-'})"
+    )
+    for check in result["checks"]:
+        mark = "PASS" if check["passed"] else "FAIL"
+        print(f"  {mark}  {check['name']}: {check['detail']}")
+    message = error_message(result)
+    if message:
+        print(f"  error: {message}")
+        trace = root_cause_traceback(result)
+        if trace:
+            print("  root cause traceback (last lines):")
+            for line in trace.strip().splitlines()[-6:]:
+                print(f"    {line}")
+    print(f"  run dir: {result['out_dir']}")

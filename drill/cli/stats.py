@@ -1,0 +1,90 @@
+"""`drill stats [--json]`: the stats screen's figures, for a terminal or a script.
+
+Plugs into drill/cli/main.py through `register(subparsers)`; `--json` prints
+drill.review.stats.Stats.to_json() (the same data the stats screen draws).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+DESCRIPTION = """\
+Review statistics: reviews per day and streak, true retention (reviews of mature cards,
+interval >= 21 days, not rated Again) per deck and week, the due forecast for 30 days, card
+counts by state, the weakest tags and decks, lab-prediction calibration and mock-round results."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "stats",
+        help="review statistics (retention, streak, forecast, calibration)",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--decks", action="append", metavar="DIR", default=argparse.SUPPRESS,
+        help="also load decks from DIR (repeatable)",
+    )  # fmt: skip
+    parser.set_defaults(func=cmd_stats)
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from drill.decks.loader import load_decks
+    from drill.paths import database_path
+    from drill.review.database import open_app_database
+    from drill.review.stats import stats_for
+    from drill.settings import load_settings
+
+    settings = load_settings()
+    decks = load_decks(getattr(args, "decks", None) or [])
+    open_app_database().close()  # create or migrate it first
+    stats = stats_for(decks, database_path(), settings, datetime.now(UTC))
+    if args.json:
+        print(json.dumps(stats.to_json(), indent=2))
+        return 0
+    for line in text_report(stats.to_json()):
+        print(line)
+    return 0
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def text_report(data: dict[str, Any]) -> list[str]:
+    c = data["counts"]
+    ret = data["retention"]
+    lines = [
+        f"today {data['reviews_today']} reviews · streak {data['streak']} days · "
+        f"{data['reviews_total']} reviews in all",
+        f"cards: new {c['new']} · learning {c['learning']} · young {c['young']} · "
+        f"mature {c['mature']} · suspended {c['suspended']}",
+        f"true retention {_pct(ret['rate'])} (desired {data['desired_retention']:.0%}) over "
+        f"{ret['reviews']} mature reviews",
+    ]
+    for deck, r in data["retention_by_deck"].items():
+        lines.append(f"  {deck:<24} {_pct(r['rate']):>7}  of {r['reviews']} mature reviews")
+    forecast = data["forecast"]
+    lines.append(
+        f"due: today {forecast[0]} · next 7 days {sum(forecast[:7])} · next 30 days {sum(forecast)}"
+    )
+    for kind in ("tags", "decks"):
+        weak = data[f"weakest_{kind}"]
+        if weak:
+            names = ", ".join(f"{w['name']} ({w['lapses']} lapses)" for w in weak)
+            lines.append(f"weakest {kind}: {names}")
+    calibration = " · ".join(
+        f"{row['certainty']} {_pct(row['accuracy'])} of {row['predictions']}"
+        for row in data["calibration"]
+    )
+    lines.append(f"lab predictions right by certainty: {calibration}")
+    lines.append(f"  {data['calibration_verdict']}")
+    for mock in data["mock_results"][-5:]:
+        lines.append(
+            f"mock {mock['started_at'][:10]} {mock['round']}: {mock['score']:.0%} {mock['band']}"
+        )
+    return lines

@@ -1,0 +1,238 @@
+"""`drill verify`: run every linked lab once and check each card's claims (rendering only;
+the logic is in drill/labs/verify.py)."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from drill.errors import DrillError
+
+if TYPE_CHECKING:
+    from trainer_lab.result import LabResult
+
+DESCRIPTION = """\
+Run every distinct lab linked from a card (once per lab and params), evaluate every card's
+`expect` claims and `predict` blocks (exactly one choice must hold), and print a table.
+Results are cached by (lab, params, code version): a second run is quick; --fresh reruns.
+Independent runs go concurrently within --jobs cores (longest first).
+--strength reruns each card's lab under each sabotage/debug setting of its SPEC and reports
+which breaks a claim; a card no sabotage breaks tests nothing.
+Exit 0 when every claim holds (and, with --strength, every card is broken by some sabotage),
+1 otherwise, 2 for a usage error."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="check every card's claims against real lab runs",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--deck", metavar="ID", help="only cards of this deck")
+    parser.add_argument("--card", metavar="ID", help="only this card")
+    parser.add_argument("--fresh", action="store_true", help="ignore cached lab results")
+    parser.add_argument(
+        "--failures-only", action="store_true", help="print only the rows that failed"
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="CPU cores to fill with concurrent lab runs (a W-rank run takes W; default: all)",
+    )
+    parser.add_argument(
+        "--strength",
+        action="store_true",
+        help="rerun each card's lab under every sabotage/debug setting and list the cards whose "
+        "claims no sabotage breaks (they test nothing; exit 1)",
+    )
+    parser.set_defaults(func=cmd_verify)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _run_job(job: Any, out_dir: Path, progress: Any, cancel: threading.Event) -> LabResult:
+    from trainer_lab.api import run_lab
+
+    return run_lab(
+        job.lab,
+        dict(job.params),
+        job.world_size,
+        out_dir,
+        None,
+        cancel=cancel,
+        on_progress=lambda event: progress(event.raw),
+    )
+
+
+class _Display:
+    """One rich Progress: an overall bar and a line per running lab."""
+
+    def __init__(self, progress: Any, total: int) -> None:
+        from rich.markup import escape
+
+        self.escape = escape
+        self.progress = progress
+        self.overall = progress.add_task("labs", total=total)
+        self.lines: dict[Any, Any] = {}
+        self.lock = threading.Lock()
+
+    def start(self, job: Any, estimate_s: float) -> None:
+        with self.lock:
+            label = self.escape(f"  {job.label()} (~{estimate_s:.0f} s)")
+            self.lines[job] = self.progress.add_task(label, total=None)
+
+    def finish(self, outcome: Any) -> None:
+        with self.lock:
+            task = self.lines.pop(outcome.job, None)
+            if task is not None:
+                self.progress.remove_task(task)
+            self.progress.advance(self.overall)
+
+    def event(self, job: Any, event: dict[str, Any]) -> None:
+        with self.lock:
+            task = self.lines.get(job)
+            if task is None:
+                return
+            message = str(event.get("message", ""))[:60]
+            done, total = event.get("done", 0), event.get("total", 0)
+            step = f" [{done}/{total}]" if total else ""
+            self.progress.update(task, description=self.escape(f"  {job.label()}{step} {message}"))
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from drill.decks import links as lab_links
+    from drill.decks.loader import load_decks
+    from drill.labs.schedule import default_budget
+    from drill.labs.strength import run_strength, sabotaged_jobs
+    from drill.labs.verify import ResultCache, code_version, linked_cards, plan_jobs, run_verify
+    from drill.paths import cache_dir, runs_dir
+
+    console = Console()
+    deckset = load_decks(getattr(args, "decks", None), link_checks=lab_links.LAB_LINK_CHECKS)
+    if args.deck and deckset.deck(args.deck) is None:
+        valid = ", ".join(d.deck.deck for d in deckset.decks)
+        raise DrillError(f"unknown deck {args.deck!r} (valid: {valid})")
+    if args.card and deckset.card(args.card) is None:
+        raise DrillError(f"unknown card {args.card!r}")
+    for problem in deckset.problems:
+        console.print(f"[red]{escape(str(problem))}[/red]", highlight=False)
+    cards = linked_cards(deckset, args.deck, args.card)
+    if not cards:
+        console.print("no card with a lab block to verify")
+        return 1 if deckset.problems else 0
+
+    cache = ResultCache(cache_dir() / "verify", code_version())
+    budget = args.jobs or default_budget()
+    strength = getattr(args, "strength", False)
+    if strength:
+        total = len({job for linked in cards for *_, job in sabotaged_jobs(linked)})
+    else:
+        total = len(plan_jobs(cards))
+    started = time.monotonic()
+    cancel = threading.Event()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        display = _Display(progress, total)
+        run = run_strength if strength else run_verify
+        try:
+            report = run(
+                cards,
+                _run_job,
+                cache,
+                runs_dir() / "verify",
+                fresh=args.fresh,
+                budget=budget,
+                cancel=cancel,
+                on_start=display.start,
+                on_finish=display.finish,
+                on_progress=display.event,
+            )
+        except KeyboardInterrupt:
+            console.print("[red]verify cancelled: every lab process it started was killed")
+            return 130
+    elapsed = time.monotonic() - started
+    cached = sum(1 for job in report.jobs if job.cached)
+    runs = f"{len(report.jobs)} lab run(s) ({cached} cached) within {budget} core(s)"
+    if strength:
+        return _print_strength(console, report, runs, elapsed, len(deckset.problems))
+    return _print_verify(console, args, report, len(cards), runs, elapsed, len(deckset.problems))
+
+
+def _print_verify(
+    console: Any, args: Any, report: Any, n_cards: int, runs: str, elapsed: float, problems: int
+) -> int:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="drill verify", show_lines=False)
+    for column in ("card", "lab", "claim", "observed", "verdict"):
+        table.add_column(column, overflow="fold")
+    rows = report.failures if args.failures_only else report.rows
+    for row in rows:
+        verdict = "[green]holds[/green]"
+        if not row.passed:
+            verdict = f"[red]FAILS[/red] {escape(row.detail)}"
+        cells = (row.card_id, row.lab, row.claim, row.observed)
+        table.add_row(*(escape(cell) for cell in cells), verdict)
+    if rows:
+        console.print(table)
+    summary = f"{len(report.rows)} claim(s) on {n_cards} card(s), {runs} in {elapsed:.1f} s"
+    failed = len(report.failures)
+    if failed or problems:
+        console.print(f"[red]{summary}: {failed} failed, {problems} deck problem(s)")
+        return 1
+    console.print(f"[green]{summary}: all hold")
+    return 0
+
+
+def _print_strength(console: Any, report: Any, runs: str, elapsed: float, problems: int) -> int:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="drill verify --strength", show_lines=False)
+    for column in ("card", "lab", "broken by", "verdict"):
+        table.add_column(column, overflow="fold")
+    for card in report.cards:
+        if not card.broken_by:
+            verdict = "[yellow]no sabotage in its lab[/yellow]"
+        elif card.tests_nothing:
+            verdict = "[red]TESTS NOTHING[/red]"
+        else:
+            verdict = "[green]strong[/green]"
+        silent = [s for s, claims in card.broken_by.items() if claims is None]
+        broken = ", ".join(card.breakers) or "-"
+        if silent:
+            broken += f" (no result: {', '.join(silent)})"
+        table.add_row(escape(card.card_id), escape(card.lab), escape(broken), verdict)
+    console.print(table)
+    weak = report.weak
+    summary = f"{len(report.cards)} card(s), {runs} in {elapsed:.1f} s"
+    if weak or problems:
+        names = ", ".join(card.card_id for card in weak)
+        console.print(f"[red]{summary}: {len(weak)} card(s) test nothing: {escape(names)}")
+        return 1
+    console.print(f"[green]{summary}: every card is broken by some sabotage")
+    return 0

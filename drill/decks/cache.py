@@ -1,0 +1,167 @@
+"""The validated-deck cache: plain JSON data, checked field by field on read (stdlib only).
+
+drill_home()/cache/decks.json holds, per deck file (by real path), what validating it found,
+keyed by the file's mtime, ctime and size. The whole cache is keyed by DECK_SCHEMA_VERSION:
+bump it whenever drill/decks/models.py or what the loader stores changes (a test compares the
+models' JSON schema with the one recorded for this version). Nothing read from here is ever
+executed; a file that is unreadable or off-shape in any way is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from drill.paths import cache_dir
+
+DECK_SCHEMA_VERSION = 2
+CACHE_FORMAT = "drill-deck-cache"
+
+Check = Callable[[Any], bool]
+
+
+def cache_path() -> Path:
+    return cache_dir() / "decks.json"
+
+
+# --- shape checks (what model_dump(mode="json") of a valid Deck looks like) ---------------------
+def _str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _optional(check: Check) -> Check:
+    return lambda value: value is None or check(value)
+
+
+def _list_of(check: Check) -> Check:
+    return lambda value: type(value) is list and all(check(item) for item in value)
+
+
+def _dict_of(check: Check) -> Check:
+    return lambda value: (
+        type(value) is dict and all(type(key) is str and check(item) for key, item in value.items())
+    )
+
+
+def _record(fields: dict[str, Check]) -> Check:
+    keys = set(fields)
+    return lambda value: (
+        type(value) is dict
+        and value.keys() == keys
+        and all(check(value[name]) for name, check in fields.items())
+    )
+
+
+def _param(value: Any) -> bool:
+    kind = type(value)
+    return kind in (str, int, bool) or (kind is float and math.isfinite(value))
+
+
+# Field names and checks, one table per model (a test holds them to the models' fields).
+LAB_FIELDS: dict[str, Check] = {
+    "run": _str,
+    "params": _dict_of(_param),
+    "world_size": _optional(_int),
+    "expect": _list_of(_str),
+}
+PREDICT_FIELDS: dict[str, Check] = {
+    "ask": _str,
+    "choices": _list_of(_record({"text": _str, "when": _str})),
+}
+CARD_FIELDS: dict[str, Check] = {
+    "id": _str,
+    "level": lambda value: value in ("easy", "medium", "hard"),
+    "tags": _list_of(_str),
+    "front": _str,
+    "back": _str,
+    "more": _str,
+    "rubric": _list_of(_str),
+    "replaces": _list_of(_str),
+    "lab": _optional(_record(LAB_FIELDS)),
+    "predict": _optional(_record(PREDICT_FIELDS)),
+}
+DECK_FIELDS: dict[str, Check] = {
+    "deck": _str,
+    "title": _str,
+    "description": _str,
+    "cards": _list_of(_record(CARD_FIELDS)),
+}
+_is_deck = _record(DECK_FIELDS)
+_is_problem = _record({"line": _int, "card_id": _optional(_str), "message": _str})
+_is_entry = _record(
+    {
+        "mtime_ns": _int,
+        "ctime_ns": _int,
+        "size": _int,
+        "deck": _optional(_is_deck),
+        "problems": _list_of(_is_problem),
+        "deck_line": _int,
+        "card_lines": _dict_of(_int),
+        "field_lines": _dict_of(_dict_of(_int)),
+        "hashes": _dict_of(_str),
+    }
+)
+
+
+def valid_entry(data: Any) -> bool:
+    """A cached entry as stored: right shape, and a content hash for every card."""
+    if not _is_entry(data):
+        return False
+    deck = data["deck"]
+    return deck is None or all(card["id"] in data["hashes"] for card in deck["cards"])
+
+
+# --- read and write -----------------------------------------------------------------------------
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not data")
+
+
+def read_cache() -> dict[str, dict[str, Any]]:
+    """Cached entries (plain dicts, shape-checked) by real path; {} when the file is missing,
+    unreadable, from another schema version, or off-shape anywhere."""
+    try:
+        raw = cache_path().read_bytes()
+        data = json.loads(raw, parse_constant=_refuse_constant)
+    except (OSError, ValueError, RecursionError, MemoryError):
+        return {}
+    if (
+        type(data) is not dict
+        or data.get("format") != CACHE_FORMAT
+        or data.get("schema") != DECK_SCHEMA_VERSION
+        or type(data.get("entries")) is not dict
+    ):
+        return {}
+    entries: dict[str, dict[str, Any]] = data["entries"]
+    return {key: entry for key, entry in entries.items() if valid_entry(entry)}
+
+
+def write_cache(entries: dict[str, dict[str, Any]]) -> None:
+    """Atomically replace the cache (a concurrent reader sees the old or the new file)."""
+    target = cache_path()
+    payload = {"format": CACHE_FORMAT, "schema": DECK_SCHEMA_VERSION, "entries": entries}
+    try:
+        text = json.dumps(payload, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        return  # not data (cannot happen for validated decks): keep no cache rather than bad
+    tmp: str | None = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".decks-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError:
+        return  # a read-only home only costs speed: the next start validates again
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,94 @@
+"""The labs list without a screen: every lab in the catalogue with its group, the cards linked
+to it, its last result and summary, and the past runs of one lab.
+
+Reads of the history go through drill.review.actions: a database that cannot be read gives a
+notice and an empty history, never an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from drill.review import actions
+from drill.review.actions import Done
+
+if TYPE_CHECKING:
+    from drill.decks.loader import DeckSet
+    from drill.labs.history import LabHistory, RunRecord
+    from drill.review.database import Database
+
+SUMMARY_WIDTH = 60
+
+
+@dataclass(frozen=True)
+class LabRow:
+    name: str
+    group: str
+    cards: int  # cards linked to the lab
+    last: str  # the newest finished run, one line, or "never run"
+    summary: str  # cut to SUMMARY_WIDTH characters
+
+
+def linked_cards_by_lab(decks: DeckSet | None) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for loaded in decks.decks if decks is not None else []:
+        for card in loaded.deck.cards:
+            if card.lab is not None:
+                found.setdefault(card.lab.run, []).append(card.id)
+    return found
+
+
+class LabsOverview:
+    """The catalogue joined with the decks and the run history (either may come later)."""
+
+    def __init__(self, decks: DeckSet | None = None, db: Database | None = None) -> None:
+        self.decks: DeckSet | None = None
+        self.db: Database | None = None
+        self._history: LabHistory | None = None
+        self.attach(decks, db)
+
+    def attach(self, decks: DeckSet | None, db: Database | None) -> str | None:
+        """Use these decks and this database (the app loads them after the first paint);
+        runs left `running` by a process that is gone are closed. Returns a notice when the
+        database cannot be read."""
+        self.decks = decks if decks is not None else self.decks
+        if db is None or self._history is not None:
+            return None
+        from drill.labs.history import LabHistory
+
+        self.db = db
+        self._history = LabHistory(db)
+        return actions.write(self._history.close_interrupted).notice
+
+    def rows(self) -> Done[list[LabRow]]:
+        from trainer_lab.catalogue import CATALOGUE
+
+        linked = linked_cards_by_lab(self.decks)
+        history = self._history
+        last = actions.read(history.last_by_lab) if history is not None else Done({})
+        found = last.value or {}
+        rows = []
+        for name, spec in CATALOGUE.items():
+            record = found.get(name)
+            summary = spec.summary
+            if len(summary) > SUMMARY_WIDTH:
+                summary = summary[: SUMMARY_WIDTH - 1] + "…"
+            rows.append(
+                LabRow(
+                    name,
+                    spec.group,
+                    len(linked.get(name, [])),
+                    record.short() if record is not None else "never run",
+                    summary,
+                )
+            )
+        return Done(rows, last.notice)
+
+    def runs(self, lab: str, limit: int = 30) -> Done[list[RunRecord]]:
+        """The lab's past runs, newest first."""
+        history = self._history
+        if history is None:
+            return Done([])
+        found = actions.read(lambda: history.runs(lab=lab, limit=limit))
+        return Done(found.value or [], found.notice)

@@ -1,0 +1,112 @@
+"""The coding round's contract, the files it ships and the launches that grade a script.
+
+The given files live in trainer_lab/usercode/files/ (package data beside the harness, since they are
+torch code that only the graded subprocesses run): the dataset module the script may import, the
+starter the editor opens with, the model answer and its broken variants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trainer_lab.usercode.protocol import GIVEN_FILES
+
+FILES = GIVEN_FILES
+DATASET_MODULE_FILE = "drill_data.py"
+SCRIPT_NAME = "train.py"
+
+# Mirrors drill_data.py (a test keeps them equal); the grader must not import torch.
+DATASET_SIZE = 48
+BATCH_SIZE = 4
+
+PHASES = ("skeleton", "distributed", "restart", "torn", "monitoring")
+
+CONTRACT = f"""\
+Build a distributed training pipeline in one file, train.py.
+
+Given: drill_data.py (in the workspace) provides the dataset: `ToyDataset()` is map-style with
+{DATASET_SIZE} samples; item i is (i, x, y): the sample id, 8 features, a target of shape (1,).
+Use BATCH_SIZE = {BATCH_SIZE} samples per rank per step. Keep num_workers=0 (two CPU cores).
+Use a torch.optim optimizer (the grader watches its steps).
+
+Your script must:
+  1. run as `python train.py --steps N --ckpt-dir DIR --ckpt-every C` and as
+     `torchrun --nproc-per-node W train.py ...` (gloo on CPU), training until global step N;
+  2. save a checkpoint into DIR after every C-th step and, when started again with the same
+     arguments, resume by itself from the newest complete checkpoint in DIR;
+  3. print from rank 0 only, to stdout, one JSON line per step:
+       {{"step": 5, "loss": 0.41, "phases": {{"data": 0.002, "forward": 0.001, ...}},
+        "step_time": 0.006}}
+     step counts optimizer steps from 1 (after a resume it continues), phases has at least
+     three named phases in seconds, step_time is the whole step in seconds.
+Everything else is your design.
+
+How it is graded (each check is a real run, observed from outside: parameters and gradients
+after every optimizer step on every rank, the ids every rank fetched, checkpoint writes):
+  skeleton     one process: exits 0, the loss falls, the JSON lines parse
+  distributed  W=2 and W=3: every sample exactly once per epoch across ranks, a new order
+               every epoch, identical parameters on every rank after every step, only rank 0
+               prints step lines
+  restart      W=2, rank 1 SIGKILLed after a step, relaunched: resumes at the last checkpoint,
+               no replayed or skipped samples, parameters equal an uninterrupted run's after
+               every later step (bit for bit), each checkpoint file written by one rank
+  torn         killed in the middle of a checkpoint save, relaunched: the previous complete
+               checkpoint is used and the run finishes
+  monitoring   step lines carry >= 3 named phases that add up to the step time within 10 %
+"""
+
+
+def given_file(name: str) -> str:
+    return (FILES / name).read_text()
+
+
+def dataset_source() -> str:
+    return given_file(DATASET_MODULE_FILE)
+
+
+def model_answer_source() -> str:
+    return given_file("train.py")
+
+
+def starter_source() -> str:
+    return given_file("starter.py")
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """One real run of the script: world size (0 = plain python), arguments, faults, and the
+    launch whose checkpoint dir it continues (a relaunch)."""
+
+    name: str
+    world_size: int
+    steps: int
+    ckpt_every: int
+    kill: tuple[int, int] | None = None  # (rank, after optimizer step)
+    tear_after_step: int | None = None
+    continues: str | None = None
+
+
+CKPT_EVERY = 4
+RESTART_KILLED_AFTER = 2 * CKPT_EVERY + 1  # rank 1 dies after step 9: the step-8 save is done
+TEAR_AFTER = 2 * CKPT_EVERY  # the save at step 8 is torn: step 4 is the last complete one
+
+LAUNCHES: dict[str, LaunchPlan] = {
+    plan.name: plan
+    for plan in (
+        LaunchPlan("single", 0, steps=24, ckpt_every=8),
+        LaunchPlan("w2", 2, steps=16, ckpt_every=CKPT_EVERY),
+        LaunchPlan("w3", 3, steps=10, ckpt_every=CKPT_EVERY),
+        LaunchPlan("kill", 2, 16, CKPT_EVERY, kill=(1, RESTART_KILLED_AFTER)),
+        LaunchPlan("resume", 2, 16, CKPT_EVERY, continues="kill"),
+        LaunchPlan("tear", 2, 16, CKPT_EVERY, tear_after_step=TEAR_AFTER),
+        LaunchPlan("tear-resume", 2, 16, CKPT_EVERY, continues="tear"),
+    )
+}
+
+PHASE_LAUNCHES: dict[str, tuple[str, ...]] = {
+    "skeleton": ("single",),
+    "distributed": ("w2", "w3"),
+    "restart": ("w2", "kill", "resume"),
+    "torn": ("w2", "tear", "tear-resume"),
+    "monitoring": ("w2",),
+}

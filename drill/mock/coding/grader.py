@@ -1,0 +1,244 @@
+"""Grade a training script against the coding-round contract by running it (torch-free here).
+
+    result = grade(Path("train.py"), phases=("skeleton",), out_dir=run_dir)
+
+The script is copied with the given dataset module into `out_dir/workspace` (the cwd of every
+run); the launches its phases need run through trainer_lab.usercode.harness, up to `parallel` at
+a time, a relaunch after the run it continues; shared runs (the uninterrupted W=2 run) run once.
+The outcome is a lab result (trainer_lab.result) with lab "mock-coding", one check per property,
+the launches, and the likely causes of what failed. A script that does not compile is not run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+
+from drill.mock.coding.checks_restart import restart_checks, torn_checks
+from drill.mock.coding.checks_run import (
+    check,
+    distributed_checks,
+    monitoring_checks,
+    skeleton_checks,
+)
+from drill.mock.coding.contract import (
+    DATASET_MODULE_FILE,
+    FILES,
+    LAUNCHES,
+    PHASE_LAUNCHES,
+    PHASES,
+    SCRIPT_NAME,
+    LaunchPlan,
+)
+from trainer_lab.result import Check, LabResult, new_result, write_result
+from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_script
+from trainer_lab.usercode.limits import LIMITS_TEXT
+
+LAB = "mock-coding"
+MAX_SCRIPT_BYTES = 1024**2
+DEFAULT_TIMEOUT_S = 90.0
+CHECK_NAMES: dict[str, tuple[str, ...]] = {
+    "skeleton": ("skeleton.exits", "skeleton.json_lines", "skeleton.loss_falls"),
+    "distributed": (
+        "distributed.exactly_once",
+        "distributed.new_order",
+        "distributed.params_in_sync",
+        "distributed.rank0_prints",
+    ),
+    "restart": (
+        "restart.resumes_at_checkpoint",
+        "restart.no_replay_or_skip",
+        "restart.matches_uninterrupted",
+        "restart.single_writer",
+    ),
+    "torn": ("torn.previous_checkpoint_used", "torn.finishes"),
+    "monitoring": ("monitoring.named_phases", "monitoring.phases_add_up"),
+}
+
+
+class ScriptError(ValueError):
+    """The script cannot be graded at all (missing, too large, not text)."""
+
+
+def read_script(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ScriptError(f"cannot read {path}: {error.strerror or error}") from None
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise ScriptError(f"{path} is larger than {MAX_SCRIPT_BYTES // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScriptError(f"{path} is not UTF-8 text") from None
+
+
+def syntax_error(source: str, name: str = SCRIPT_NAME) -> str | None:
+    """`train.py:LINE: message` when the source does not compile (compiled, never run)."""
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return f"{name}:{error.lineno}: SyntaxError: {error.msg}"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return f"{name}: does not compile: {type(error).__name__}"
+    return None
+
+
+def prepare_workspace(source: str, workspace: Path) -> Path:
+    workspace.mkdir(parents=True, exist_ok=True)
+    script = workspace / SCRIPT_NAME
+    script.write_text(source)
+    shutil.copyfile(FILES / DATASET_MODULE_FILE, workspace / DATASET_MODULE_FILE)
+    return script
+
+
+def launches_for(phases: Iterable[str]) -> list[LaunchPlan]:
+    names: list[str] = []
+    for phase in phases:
+        for name in PHASE_LAUNCHES[phase]:
+            chain = [name]
+            while LAUNCHES[chain[-1]].continues:
+                chain.append(LAUNCHES[chain[-1]].continues)  # type: ignore[arg-type]
+            names.extend(n for n in reversed(chain) if n not in names)
+    # those with a relaunch after them first: the chains finish sooner
+    heads = {LAUNCHES[n].continues for n in names}
+    return sorted((LAUNCHES[n] for n in names), key=lambda p: (p.name not in heads, 0))
+
+
+def to_launch(plan: LaunchPlan, script: Path, out_dir: Path, timeout_s: float) -> ScriptLaunch:
+    ckpt = out_dir / "ckpt" / (plan.continues or plan.name)
+    kill_rank, kill_after = plan.kill if plan.kill else (None, None)
+    args = (
+        "--steps",
+        str(plan.steps),
+        "--ckpt-dir",
+        str(ckpt),
+        "--ckpt-every",
+        str(plan.ckpt_every),
+    )
+    return ScriptLaunch(
+        name=plan.name,
+        script=script,
+        args=args,
+        world_size=plan.world_size,
+        run_dir=out_dir / "runs" / plan.name,
+        ckpt_dir=ckpt,
+        timeout_s=timeout_s,
+        faults=Faults(kill_rank, kill_after, plan.tear_after_step),
+    )
+
+
+def run_launches(
+    plans: list[LaunchPlan],
+    make: Callable[[LaunchPlan], ScriptLaunch],
+    parallel: int,
+    on_progress: Callable[[str], None] | None,
+    cancel: threading.Event | None,
+) -> dict[str, ScriptRun]:
+    runs: dict[str, ScriptRun] = {}
+    waiting = list(plans)
+    with ThreadPoolExecutor(max(1, parallel)) as pool:
+        active: dict[Future[ScriptRun], str] = {}
+        while waiting or active:
+            for plan in list(waiting):
+                if plan.continues is None or plan.continues in runs:
+                    waiting.remove(plan)
+                    if on_progress:
+                        world = f"W={plan.world_size}" if plan.world_size else "one process"
+                        on_progress(f"run {plan.name} ({world}, {plan.steps} steps)")
+                    active[pool.submit(run_script, make(plan), cancel)] = plan.name
+            done, _ = wait(active, return_when=FIRST_COMPLETED)
+            for future in done:
+                name = active.pop(future)
+                runs[name] = future.result()
+                if on_progress:
+                    on_progress(f"{name}: {runs[name].summary()}")
+    return runs
+
+
+def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
+    if phase == "skeleton":
+        return skeleton_checks(runs["single"])
+    if phase == "distributed":
+        return distributed_checks([runs["w2"], runs["w3"]])
+    if phase == "restart":
+        return restart_checks(runs["w2"], runs["kill"], runs["resume"])
+    if phase == "torn":
+        return torn_checks(runs["w2"], runs["tear"], runs["tear-resume"])
+    return monitoring_checks(runs["w2"])
+
+
+def likely_causes(checks: list[Check]) -> list[str]:
+    causes = []
+    for c in checks:
+        if not c["passed"] and "likely cause: " in c["detail"]:
+            for cause in c["detail"].split("likely cause: ", 1)[1].split("; "):
+                if cause not in causes:
+                    causes.append(cause)
+    return causes
+
+
+def grade(
+    script_path: Path,
+    out_dir: Path,
+    phases: Iterable[str] = PHASES,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    parallel: int = 2,
+    on_progress: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> LabResult:
+    """Grade the script at script_path; write and return out_dir/result.json's content.
+    Raises ScriptError when the file cannot be read."""
+    chosen = [p for p in PHASES if p in set(phases)]
+    source = read_script(script_path)
+    start = time.monotonic()
+    result = new_result(LAB, {"script": str(script_path), "phases": chosen}, 2, out_dir)
+    result["env"]["backend"] = "gloo"
+    bad_syntax = syntax_error(source)
+    if bad_syntax:
+        result["checks"] = [
+            check(name, False, f"not run: {bad_syntax}")
+            for phase in chosen
+            for name in CHECK_NAMES[phase]
+        ]
+        result["observations"] = {"syntax_error": bad_syntax}
+    else:
+        script = prepare_workspace(source, out_dir / "workspace")
+        runs = run_launches(
+            launches_for(chosen),
+            lambda plan: to_launch(plan, script, out_dir, timeout_s),
+            parallel,
+            on_progress,
+            cancel,
+        )
+        result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
+        phase_times = {}
+        for phase in chosen:
+            result["checks"].extend(phase_checks(phase, runs))
+            phase_times[phase] = round(
+                sum(runs[p.name].duration_s for p in launches_for([phase])), 2
+            )
+        result["observations"] = {
+            "launch_seconds": {n: round(r.duration_s, 2) for n, r in runs.items()},
+            "phase_launch_seconds": phase_times,
+            "limits": LIMITS_TEXT,
+        }
+        if cancel is not None and cancel.is_set():
+            result["status"] = "cancelled"
+    passed = sum(c["passed"] for c in result["checks"])
+    result["observations"].update(
+        {
+            "checks_passed": passed,
+            "checks_total": len(result["checks"]),
+            "likely_causes": likely_causes(result["checks"]),
+        }
+    )
+    if result["status"] != "cancelled":
+        result["status"] = "ok" if passed == len(result["checks"]) else "failed"
+    result["duration_s"] = round(time.monotonic() - start, 3)
+    write_result(out_dir, result)
+    return result

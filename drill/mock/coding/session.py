@@ -1,0 +1,155 @@
+"""A coding round on disk: DRILL_HOME/rounds/<id>/ holds train.py (the user's file), notes.md,
+drill_data.py (the given module) and state.json (the phase clock), so a round survives a crash
+and `drill mock resume` can pick it up. Writes are atomic (temp file, then rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from drill.mock.clock import ClockState, RoundClock, Status
+from drill.mock.coding.contract import DATASET_MODULE_FILE, FILES, SCRIPT_NAME, starter_source
+
+
+@dataclass(frozen=True)
+class CodingPhase:
+    id: str
+    title: str
+    minutes: float
+    grades: tuple[str, ...]  # the grader phases that check this round phase's work
+
+
+# The interview's time table (seed 001): clarify, skeleton, distributed lift, monitoring and
+# restart, then pushback while the full grading runs.
+CODING_PHASES = (
+    CodingPhase("clarify", "Clarify assumptions", 5, ()),
+    CodingPhase("skeleton", "Config, dataset, single-process skeleton", 10, ("skeleton",)),
+    CodingPhase("distributed", "Distributed lift", 15, ("distributed",)),
+    CodingPhase("restart", "Monitoring and restart", 10, ("restart", "torn", "monitoring")),
+    CodingPhase(
+        "pushback",
+        "Full grading and pushback",
+        15,
+        ("skeleton", "distributed", "restart", "torn", "monitoring"),
+    ),
+)
+STATE_FILE = "state.json"
+NOTES_FILE = "notes.md"
+
+
+def default_rounds_dir() -> Path:
+    from drill.paths import drill_home
+
+    return drill_home() / "rounds"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+class CodingSession:
+    def __init__(self, folder: Path, now: Callable[[], float] = time.monotonic) -> None:
+        self.folder = folder
+        self.script = folder / SCRIPT_NAME
+        self.notes_path = folder / NOTES_FILE
+        state = self._read_state()
+        budgets = [p.minutes * 60.0 * state.get("scale", 1.0) for p in CODING_PHASES]
+        clock_state = None
+        if isinstance(state.get("clock"), dict):
+            try:
+                clock_state = ClockState.from_dict(state["clock"])
+            except (KeyError, TypeError, ValueError):
+                clock_state = None
+        try:
+            self.clock = RoundClock(budgets, now=now, state=clock_state)
+        except ValueError:  # a state.json from another time table: start the clock over
+            self.clock = RoundClock(budgets, now=now)
+        self.scale = float(state.get("scale", 1.0))
+
+    @classmethod
+    def create(cls, rounds_dir: Path, minutes: float | None = None, **kw) -> CodingSession:
+        rounds_dir.mkdir(parents=True, exist_ok=True)
+        number = 1 + max((int(p.name) for p in rounds_dir.iterdir() if p.name.isdigit()), default=0)
+        folder = rounds_dir / str(number)
+        folder.mkdir()
+        (folder / SCRIPT_NAME).write_text(starter_source())
+        (folder / NOTES_FILE).write_text("")
+        shutil.copyfile(FILES / DATASET_MODULE_FILE, folder / DATASET_MODULE_FILE)
+        total = sum(p.minutes for p in CODING_PHASES)
+        scale = (minutes / total) if minutes else 1.0
+        _write_atomic(folder / STATE_FILE, json.dumps({"scale": scale}))
+        return cls(folder, **kw)
+
+    @classmethod
+    def latest_unfinished(cls, rounds_dir: Path, **kw) -> CodingSession | None:
+        """The highest-numbered round whose clock has not finished (None if there is none)."""
+        if not rounds_dir.is_dir():
+            return None
+        numbers = sorted(
+            (int(p.name) for p in rounds_dir.glob("*") if p.name.isdigit()), reverse=True
+        )
+        for number in numbers:
+            if (rounds_dir / str(number) / SCRIPT_NAME).is_file():
+                session = cls(rounds_dir / str(number), **kw)
+                if not session.finished:
+                    return session
+        return None
+
+    @property
+    def finished(self) -> bool:
+        return self.clock.status is Status.FINISHED
+
+    def saved_at(self) -> float:
+        """When the round was last saved (epoch seconds; 0 when its state file is unreadable)."""
+        try:
+            return (self.folder / STATE_FILE).stat().st_mtime
+        except OSError:
+            return 0.0
+
+    @classmethod
+    def latest(cls, rounds_dir: Path, **kw) -> CodingSession | None:
+        numbers = [int(p.name) for p in rounds_dir.glob("*") if p.name.isdigit()]
+        return cls(rounds_dir / str(max(numbers)), **kw) if numbers else None
+
+    @property
+    def round_id(self) -> int:
+        return int(self.folder.name)
+
+    @property
+    def phase(self) -> CodingPhase:
+        return CODING_PHASES[self.clock.phase]
+
+    def _read_state(self) -> dict:
+        try:
+            data = json.loads((self.folder / STATE_FILE).read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def code(self) -> str:
+        try:
+            return self.script.read_text()
+        except (OSError, UnicodeDecodeError):
+            return ""
+
+    def notes(self) -> str:
+        try:
+            return self.notes_path.read_text()
+        except (OSError, UnicodeDecodeError):
+            return ""
+
+    def save(self, code: str | None = None, notes: str | None = None) -> None:
+        if code is not None:
+            _write_atomic(self.script, code)
+        if notes is not None:
+            _write_atomic(self.notes_path, notes)
+        state = {"scale": self.scale, "clock": self.clock.state.to_dict()}
+        _write_atomic(self.folder / STATE_FILE, json.dumps(state))

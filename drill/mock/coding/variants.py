@@ -1,0 +1,48 @@
+"""The model answer's known-broken variants (usercode/files/variants.toml), as exact patches."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+
+from drill.mock.coding.contract import FILES, model_answer_source
+
+
+@dataclass(frozen=True)
+class Variant:
+    id: str
+    title: str
+    phases: tuple[str, ...]
+    expect: tuple[str, ...]  # the checks it must fail; every other check of `phases` holds
+    patches: tuple[tuple[str, str], ...]
+
+    def source(self, base: str | None = None) -> str:
+        """The model answer with this variant's patches; each must match exactly once."""
+        text = model_answer_source() if base is None else base
+        for old, new in self.patches:
+            count = text.count(old)
+            if count != 1:
+                raise ValueError(f"variant {self.id}: patch matches {count} times: {old[:60]!r}")
+            text = text.replace(old, new)
+        return text
+
+
+def load_variants() -> list[Variant]:
+    data = tomllib.loads((FILES / "variants.toml").read_text())
+    return [
+        Variant(
+            id=v["id"],
+            title=v["title"],
+            phases=tuple(v["phases"]),
+            expect=tuple(v["expect"]),
+            patches=tuple((p["old"], p["new"]) for p in v["patch"]),
+        )
+        for v in data["variant"]
+    ]
+
+
+def get_variant(variant_id: str) -> Variant:
+    for variant in load_variants():
+        if variant.id == variant_id:
+            return variant
+    raise KeyError(variant_id)

@@ -1,0 +1,259 @@
+"""The card browser's service: rows, the query language, search, and the row actions.
+
+UI-free. Query syntax (case-insensitive, every term must match):
+
+    tag:fsdp  level:hard  deck:biotech  is:suspended|due|new|leech|buried|learning|young|mature
+    free words (each must appear in front, back, tags, deck, level or state)
+    "a quoted phrase"  tag:"two words"
+
+A bad term (an unknown `key:`, an unknown `is:`/`level:` value, an unclosed quote) is skipped
+and named in `Query.hint`, one line; the rest of the query still applies. `is:leech` is the
+card_state.leech flag (schema v4, set by the scheduler when a card lapses too often).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from drill.review.stats import state_name
+from storage import stats_queries as q
+
+LEVELS = ("easy", "medium", "hard")
+IS_VALUES = ("suspended", "due", "new", "leech", "buried", "learning", "young", "mature")
+KEYS = ("tag", "level", "deck", "is")
+_TOKEN = re.compile(r'(?:(\w+):)?(?:"([^"]*)"|(\S+))')
+# editors that take `+LINE FILE` to open a file at a line
+LINE_ARG_EDITORS = {"vi", "vim", "nvim", "gvim", "view", "nano", "pico", "emacs", "emacsclient",
+                    "mg", "micro", "kak", "joe", "jed", "ne", "ed"}  # fmt: skip
+
+
+@dataclass
+class CardRow:
+    """One browser row: the card's text from the decks and its schedule from the database."""
+
+    card_id: str
+    deck_id: str
+    deck_title: str
+    level: str
+    tags: tuple[str, ...]
+    front: str
+    back: str
+    has_lab: bool = False
+    path: Path | None = None
+    line: int = 1
+    state: str = "new"  # new | learning | young | mature
+    due: datetime | None = None
+    suspended: bool = False
+    buried_until: datetime | None = None
+    lapses: int = 0
+    leech: bool = False
+    text: str = field(default="", repr=False)  # lowercased haystack for free words
+
+    def refresh_text(self) -> None:
+        self.text = " ".join(
+            (self.front, self.back, " ".join(self.tags), self.deck_id, self.deck_title,
+             self.level, self.state, self.card_id)
+        ).lower()  # fmt: skip
+
+    def is_buried(self, now: datetime) -> bool:
+        return self.buried_until is not None and self.buried_until > now
+
+    def is_due(self, now: datetime) -> bool:
+        return (
+            self.state != "new"
+            and not self.suspended
+            and not self.is_buried(now)
+            and self.due is not None
+            and self.due <= now
+        )
+
+    def flags(self, now: datetime) -> str:
+        marks = []
+        if self.suspended:
+            marks.append("suspended")
+        if self.is_buried(now):
+            marks.append("buried")
+        if self.leech:
+            marks.append("leech")
+        return " ".join(marks)
+
+
+@dataclass(frozen=True)
+class Query:
+    words: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    levels: tuple[str, ...] = ()
+    decks: tuple[str, ...] = ()
+    is_: tuple[str, ...] = ()
+    hint: str | None = None  # one line naming what was skipped
+
+
+def parse_query(text: str) -> Query:
+    words: list[str] = []
+    filters: dict[str, list[str]] = {key: [] for key in KEYS}
+    problems: list[str] = []
+    if text.count('"') % 2:
+        problems.append('unclosed quote "')
+        text = text.replace('"', " ")
+    for match in _TOKEN.finditer(text):
+        key, quoted, bare = match.group(1), match.group(2), match.group(3)
+        value = (quoted if quoted is not None else bare or "").lower()
+        if key is None:
+            if value[:-1] in KEYS and value.endswith(":"):
+                problems.append(f"{value} needs a value")
+            elif value:
+                words.append(value)
+            continue
+        key = key.lower()
+        if key not in KEYS:
+            problems.append(f"unknown filter {key}: (use {', '.join(k + ':' for k in KEYS)})")
+        elif not value:
+            problems.append(f"{key}: needs a value")
+        elif key == "level" and value not in LEVELS:
+            problems.append(f"level:{value}? (use {'|'.join(LEVELS)})")
+        elif key == "is" and value not in IS_VALUES:
+            problems.append(f"is:{value}? (use {'|'.join(IS_VALUES)})")
+        else:
+            filters[key].append(value)
+    return Query(
+        words=tuple(words),
+        tags=tuple(filters["tag"]),
+        levels=tuple(filters["level"]),
+        decks=tuple(filters["deck"]),
+        is_=tuple(filters["is"]),
+        hint="; ".join(problems) if problems else None,
+    )
+
+
+def _matches_is(row: CardRow, what: str, now: datetime) -> bool:
+    if what == "suspended":
+        return row.suspended
+    if what == "due":
+        return row.is_due(now)
+    if what == "buried":
+        return row.is_buried(now)
+    if what == "leech":
+        return row.leech
+    return row.state == what  # new | learning | young | mature
+
+
+def matches(row: CardRow, query: Query, now: datetime) -> bool:
+    if query.levels and row.level not in query.levels:
+        return False
+    if query.tags:
+        tags = {t.lower() for t in row.tags}
+        if any(t not in tags for t in query.tags):
+            return False
+    if any(d not in row.deck_id.lower() and d not in row.deck_title.lower() for d in query.decks):
+        return False
+    if any(not _matches_is(row, what, now) for what in query.is_):
+        return False
+    return all(word in row.text for word in query.words)
+
+
+def search(rows: Sequence[CardRow], text: str, now: datetime) -> tuple[list[CardRow], Query]:
+    """Rows matching `text` in their order, and the parsed query (for its hint)."""
+    query = parse_query(text)
+    return [row for row in rows if matches(row, query, now)], query
+
+
+# --- building rows ------------------------------------------------------------------------------
+def build_rows(decks: Any, db_path: Path) -> list[CardRow]:
+    """One row per card of a DeckSet, with its schedule read from the database (read-only)."""
+    rows: list[CardRow] = []
+    for loaded in decks.decks:
+        for card in loaded.deck.cards:
+            rows.append(
+                CardRow(
+                    card_id=card.id,
+                    deck_id=loaded.deck.deck,
+                    deck_title=loaded.deck.title,
+                    level=str(card.level),
+                    tags=tuple(card.tags),
+                    front=card.front,
+                    back=card.back,
+                    has_lab=card.lab is not None,
+                    path=loaded.path,
+                    line=loaded.card_lines.get(card.id, 1),
+                )
+            )
+    apply_states(rows, db_path)
+    return rows
+
+
+def apply_states(rows: Iterable[CardRow], db_path: Path) -> None:
+    """Refresh every row's schedule from the database (after an action)."""
+    with q.read_only(db_path) as conn:
+        states = {} if conn is None else {s.card_id: s for s in q.card_states(conn)}
+    for row in rows:
+        state = states.get(row.card_id)
+        row.state = state_name(state)
+        row.due = state.due if state else None
+        row.suspended = bool(state and state.suspended)
+        row.buried_until = state.buried_until if state else None
+        row.lapses = state.lapses if state else 0
+        row.leech = bool(state and state.leech)
+        row.refresh_text()
+
+
+# --- row actions (each one committed write through the Database facade) -------------------------
+def set_suspended(db: Any, row: CardRow, suspended: bool) -> None:
+    db.set_suspended(row.card_id, row.deck_id, suspended)
+
+
+def set_buried(db: Any, row: CardRow, until: datetime | None) -> None:
+    db.set_buried(row.card_id, row.deck_id, until)
+
+
+def reset_schedule(db: Any, row: CardRow) -> bool:
+    """Make the card new again (FSRS state, lapses, leech flag and introduction cleared); the
+    review log is kept, and so is a suspension. False when it had no schedule."""
+    from storage.tables import CardState
+
+    with db.session() as session:
+        state = session.get(CardState, row.card_id)
+        if state is None:
+            return False
+        for name in ("state", "step", "stability", "difficulty", "due", "last_review",
+                     "buried_until", "introduced_at"):  # fmt: skip
+            setattr(state, name, None)
+        state.reps = 0
+        state.lapses = 0
+        if hasattr(state, "leech"):
+            state.leech = False
+        session.add(state)
+        return True
+
+
+def history_lines(db_path: Path, card_id: str) -> list[str]:
+    """The card's review log, one line per review, newest first."""
+    from drill.review.ratings import RATING_NAMES
+
+    with q.read_only(db_path) as conn:
+        rows = [] if conn is None else q.review_history(conn, card_id)
+    return [
+        f"{at.astimezone().strftime('%Y-%m-%d %H:%M')}  {RATING_NAMES.get(rating, rating):<5}  "
+        f"{duration / 1000:.0f} s"
+        for at, rating, duration in reversed(rows)
+    ]
+
+
+def editor_command(path: Path, line: int, editor: str | None = None) -> list[str]:
+    """The command that opens `path` at `line` in $VISUAL / $EDITOR (default vi); `+LINE` only
+    for editors known to take it."""
+    editor = editor or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        argv = shlex.split(editor)
+    except ValueError:
+        argv = [editor]
+    argv = argv or ["vi"]
+    if Path(argv[0]).name in LINE_ARG_EDITORS:
+        return [*argv, f"+{max(1, line)}", str(path)]
+    return [*argv, str(path)]

@@ -1,0 +1,144 @@
+"""Which cards to review now: due cards first (oldest due first), then new cards up to the daily
+limit. Pure functions over plain data (deck outlines + stored schedules): stdlib only, so the
+first paint can build the queue without importing the scheduler or the ORM.
+
+`review_day` is the one place that works out the learner's day (when it started, when the next
+starts) and what is left of its new-card limit; the queue, the due counts and `drill due` use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta
+
+from drill.decks.index import DeckOutline
+from drill.settings import Settings
+from storage.snapshot import ScheduleRow, Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class QueueEntry:
+    card_id: str
+    deck_id: str
+    is_new: bool
+
+
+def day_start(now: datetime, hour: int = 4) -> datetime:
+    """Start of the learner's current day: the last local `hour`:00 at or before `now`."""
+    local = now.astimezone()
+    start = datetime.combine(local.date(), time(hour), tzinfo=local.tzinfo)
+    if start > local:
+        start = datetime.combine(local.date() - timedelta(days=1), time(hour), tzinfo=local.tzinfo)
+    return start.astimezone(now.tzinfo)
+
+
+def next_day_start(now: datetime, hour: int = 4) -> datetime:
+    """When "tomorrow" begins (bury lasts until then). DST shifts are absorbed by re-localising."""
+    start = day_start(now, hour)
+    candidate = (start + timedelta(hours=25)).astimezone()
+    nxt = datetime.combine(candidate.date(), time(hour), tzinfo=candidate.tzinfo)
+    return nxt.astimezone(now.tzinfo)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewDay:
+    """The learner's current day at some moment, and its new-card budget."""
+
+    start: datetime  # day_start(): the last local day_start_hour:00 at or before the moment
+    next_start: datetime  # next_day_start(): when "tomorrow" begins (bury lasts until then)
+    new_limit: int  # Settings.new_cards_per_day, across all decks
+    introduced_today: int  # cards first reviewed since `start`
+    learn_ahead: timedelta = timedelta(0)  # cards due within this window are offered now too
+
+    @property
+    def new_allowance(self) -> int:
+        """New cards that may still be introduced today."""
+        return new_remaining(self.new_limit, self.introduced_today)
+
+
+def review_day(now: datetime, settings: Settings, snapshot: Snapshot) -> ReviewDay:
+    """The day containing `now` (local day_start_hour) and how many new cards it introduced."""
+    start = day_start(now, settings.day_start_hour)
+    return ReviewDay(
+        start=start,
+        next_start=next_day_start(now, settings.day_start_hour),
+        new_limit=settings.new_cards_per_day,
+        introduced_today=snapshot.introduced_since(start),
+        learn_ahead=timedelta(minutes=settings.learn_ahead_minutes),
+    )
+
+
+def is_available(row: ScheduleRow | None, now: datetime) -> bool:
+    """Not suspended and not buried past `now`."""
+    if row is None:
+        return True
+    if row.suspended:
+        return False
+    return row.buried_until is None or row.buried_until <= now
+
+
+def is_new(row: ScheduleRow | None) -> bool:
+    return row is None or row.state is None
+
+
+def new_remaining(new_limit: int, introduced_today: int) -> int:
+    return max(0, new_limit - introduced_today)
+
+
+def build_queue(
+    outline: Sequence[DeckOutline],
+    schedules: Mapping[str, ScheduleRow],
+    now: datetime,
+    *,
+    new_limit: int,
+    introduced_today: int,
+    deck_id: str | None = None,
+    learn_ahead: timedelta = timedelta(0),
+) -> list[QueueEntry]:
+    """Due cards (due <= now), oldest due first; then new cards in deck order, up to
+    `new_limit - introduced_today`; then cards due within `learn_ahead` (a learning step
+    a few minutes away), soonest first: the same window a session uses for a card it just
+    rated, so reopening offers them too. Suspended and buried-until-later cards are skipped."""
+    due: list[tuple[datetime, int, QueueEntry]] = []
+    ahead: list[tuple[datetime, int, QueueEntry]] = []
+    fresh: list[QueueEntry] = []
+    order = 0
+    for deck in outline:
+        if deck_id is not None and deck.deck_id != deck_id:
+            continue
+        for card_id in deck.card_ids:
+            row = schedules.get(card_id)
+            if not is_available(row, now):
+                continue
+            if is_new(row):
+                fresh.append(QueueEntry(card_id, deck.deck_id, True))
+            elif row is not None and row.due is not None and row.due <= now:
+                due.append((row.due, order, QueueEntry(card_id, deck.deck_id, False)))
+                order += 1
+            elif row is not None and row.due is not None and row.due <= now + learn_ahead:
+                ahead.append((row.due, order, QueueEntry(card_id, deck.deck_id, False)))
+                order += 1
+    due.sort(key=lambda item: (item[0], item[1]))
+    ahead.sort(key=lambda item: (item[0], item[1]))
+    fresh = fresh[: new_remaining(new_limit, introduced_today)]
+    return [e for _, _, e in due] + fresh + [e for _, _, e in ahead]
+
+
+def queue_for(
+    outline: Sequence[DeckOutline],
+    schedules: Mapping[str, ScheduleRow],
+    now: datetime,
+    day: ReviewDay,
+    deck_id: str | None = None,
+) -> list[QueueEntry]:
+    """The review queue at `now` within `day`'s new-card budget (first paint and sessions)."""
+    return build_queue(
+        outline,
+        schedules,
+        now,
+        new_limit=day.new_limit,
+        introduced_today=day.introduced_today,
+        deck_id=deck_id,
+        learn_ahead=day.learn_ahead,
+    )

@@ -1,0 +1,65 @@
+"""The review log as plain rows, for the FSRS optimizer and the CSV export (UI-free).
+
+Each row carries what the FSRS tools read (fsrs-optimizer's review-log schema): card id, review
+time, rating 1..4, the card's state *before* the review (0 New, 1 Learning, 2 Review,
+3 Relearning) and the time spent in milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from storage.db import Database
+
+NEW = 0  # review_state of a card's first review (fsrs' own State enum has no New)
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedReview:
+    card_id: str
+    reviewed_at: datetime  # aware UTC
+    rating: int  # 1 Again .. 4 Easy
+    state: int  # before the review: 0 New, 1 Learning, 2 Review, 3 Relearning
+    duration_ms: int
+
+
+def _state_before(text: str | None) -> int:
+    if not text:
+        return NEW
+    try:
+        state = json.loads(text).get("state")
+    except (ValueError, AttributeError):
+        return NEW
+    return state if isinstance(state, int) and 1 <= state <= 3 else NEW
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def read_review_log(db: Database, deck_ids: set[str] | None = None) -> list[LoggedReview]:
+    """Every review in the log (of the decks in `deck_ids`, when given), oldest first. Rows with
+    a rating outside 1..4 (a damaged file) are skipped."""
+    from sqlmodel import col, select
+
+    from storage.tables import ReviewLog
+
+    query = select(
+        ReviewLog.card_id,
+        ReviewLog.deck_id,
+        ReviewLog.reviewed_at,
+        ReviewLog.rating,
+        ReviewLog.state_before,
+        ReviewLog.duration_ms,
+    ).order_by(col(ReviewLog.reviewed_at), col(ReviewLog.id))
+    with db.session() as session:
+        rows = list(session.exec(query))
+    return [
+        LoggedReview(card_id, _utc(at), rating, _state_before(before), max(0, int(duration or 0)))
+        for card_id, deck_id, at, rating, before, duration in rows
+        if (deck_ids is None or deck_id in deck_ids) and rating in (1, 2, 3, 4)
+    ]

@@ -1,0 +1,282 @@
+"""Card browser (`B` on home): search as you type, act on the highlighted card.
+
+Rendering and keys only; the query language, search and row actions are drill.review.browse.
+Typing goes to the search box; `down` or `enter` moves to the results, where the letter keys
+act on the highlighted card and `/` goes back to the search box.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from drill.review import browse
+from drill.tui.formatting import format_next_due
+from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
+
+if TYPE_CHECKING:
+    from drill.decks.loader import DeckSet
+    from drill.review.browse import CardRow
+    from drill.review.database import Database
+
+MAX_SHOWN = 50  # rows drawn at once; the count line says how many matched
+COLUMNS = (("Card", 18), ("Deck", 10), ("Level", 6), ("State", 8), ("Due", 6), ("Flags", 9),
+           ("Front", 60))  # fmt: skip
+PLACEHOLDER = 'search: words "a phrase" tag:fsdp level:hard deck:bio is:due|new|suspended|leech'
+
+
+def _system_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class BrowserScreen(Screen[None]):
+    DEFAULT_CSS = """
+    BrowserScreen #browse-title { background: $primary; color: $text; padding: 0 1; }
+    BrowserScreen #browse-hint { color: $warning; padding: 0 1; height: auto; }
+    BrowserScreen #browse-count { padding: 0 1; height: 1; }
+    BrowserScreen #browse-table { height: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave", "Back"),
+        Binding("slash", "focus_search", "Search", show=False),  # named in the count line
+        Binding("s", "toggle_suspend", "Suspend"),
+        Binding("b", "toggle_bury", "Bury"),
+        Binding("r", "reset", "Reset"),
+        Binding("h", "history", "History"),
+        Binding("e", "edit", "Edit"),
+        Binding("l", "lab", "Lab"),
+    ]
+
+    def __init__(
+        self,
+        decks: DeckSet | None = None,
+        db: Database | None = None,
+        *,
+        now: Callable[[], datetime] = _system_now,
+        day_start_hour: int = 4,
+        query: str = "",
+        run_editor: Callable[[list[str]], Any] = subprocess.call,
+    ) -> None:
+        super().__init__()
+        self.decks = decks
+        self.db = db
+        self.now = now
+        self.day_start_hour = day_start_hour
+        self.rows: list[CardRow] = []
+        self.shown: list[CardRow] = []
+        self._initial_query = query
+        self._run_editor = run_editor
+        self._hint = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static("drill · cards", id="browse-title")
+        yield Input(self._initial_query, placeholder=PLACEHOLDER, id="browse-query")
+        yield Static("", id="browse-hint")
+        yield Static("Loading cards…", id="browse-count")
+        table: DataTable[str] = DataTable(id="browse-table", cursor_type="row", zebra_stripes=True)
+        for label, width in COLUMNS:  # fixed widths: no re-measuring on every keystroke
+            table.add_column(label, width=width)
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#browse-query", Input).focus()
+        if self.decks is not None and self.db is not None:
+            self._use(self.decks, self.db)
+        else:
+            self.run_worker(self._when_loaded(), exit_on_error=False)
+
+    async def _when_loaded(self) -> None:
+        wait_heavy = getattr(self.app, "wait_heavy", None)
+        if wait_heavy is None or not await wait_heavy():
+            self.query_one("#browse-count", Static).update("Decks did not load.")
+            return
+        heavy = self.app.backend.heavy  # type: ignore[attr-defined]
+        self._use(heavy.decks, heavy.db)
+
+    def _use(self, decks: DeckSet, db: Database) -> None:
+        from drill.review import actions
+
+        self.decks, self.db = decks, db
+        done = actions.read(lambda: browse.build_rows(decks, db.path))
+        if done.value is None:
+            self.query_one("#browse-count", Static).update(str(done.notice))
+            return
+        self.rows = done.value
+        self.refilter()
+
+    # --- search ------------------------------------------------------------------------------
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.refilter()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#browse-table", DataTable).focus()
+
+    def on_key(self, event: Any) -> None:
+        if event.key == "down" and isinstance(self.focused, Input):
+            event.stop()
+            self.query_one("#browse-table", DataTable).focus()
+
+    def refilter(self, force: bool = False) -> None:
+        text = self.query_one("#browse-query", Input).value
+        found, query = browse.search(self.rows, text, self.now())
+        if (query.hint or "") != self._hint:
+            self._hint = query.hint or ""
+            self.query_one("#browse-hint", Static).update(self._hint)
+        table = self.query_one("#browse-table", DataTable)
+        keep = self.current()
+        shown = found[:MAX_SHOWN]
+        self._show_count(len(found))
+        if shown == self.shown and not force:
+            return  # same rows (a half-typed term): nothing to redraw
+        table.clear()
+        self.shown = shown
+        now = self.now()
+        for row in self.shown:
+            table.add_row(
+                row.card_id,
+                row.deck_id,
+                row.level,
+                row.state,
+                format_next_due(row.due, now) if row.due and row.state != "new" else "",
+                row.flags(now),
+                row.front.splitlines()[0][:80] if row.front else "",
+                key=row.card_id,
+            )
+        if keep is not None and keep in self.shown:
+            table.move_cursor(row=self.shown.index(keep))
+
+    def _show_count(self, found: int) -> None:
+        more = f" · showing the first {MAX_SHOWN}" if found > MAX_SHOWN else ""
+        self.query_one("#browse-count", Static).update(
+            f"{found} of {len(self.rows)} cards{more} · enter/↓: act on a row, /: search"
+        )
+
+    def current(self) -> CardRow | None:
+        if not self.shown:
+            return None
+        row = self.query_one("#browse-table", DataTable).cursor_row
+        return self.shown[min(max(row, 0), len(self.shown) - 1)]
+
+    def action_focus_search(self) -> None:
+        self.query_one("#browse-query", Input).focus()
+
+    # --- row actions -------------------------------------------------------------------------
+    def _write(self, call: Callable[[], Any], message: str) -> None:
+        from drill.review import actions
+
+        done = actions.write(call)
+        if not done.ok:
+            self.notify(str(done.notice), severity="error", timeout=8)
+            return
+        if self.db is not None:
+            browse.apply_states(self.rows, self.db.path)
+        self.refilter(force=True)
+        self.notify(message, timeout=3)
+
+    def action_toggle_suspend(self) -> None:
+        row, db = self.current(), self.db
+        if row is None or db is None:
+            return
+        flag = not row.suspended
+        verb = "Suspended" if flag else "Unsuspended"
+        self._write(lambda: browse.set_suspended(db, row, flag), f"{verb} {row.card_id}.")
+
+    def action_toggle_bury(self) -> None:
+        from drill.review.queue import next_day_start
+
+        row, db = self.current(), self.db
+        if row is None or db is None:
+            return
+        now = self.now()
+        if row.is_buried(now):
+            self._write(lambda: browse.set_buried(db, row, None), f"Unburied {row.card_id}.")
+            return
+        until = next_day_start(now, self.day_start_hour)
+        self._write(
+            lambda: browse.set_buried(db, row, until), f"Buried {row.card_id} until tomorrow."
+        )
+
+    def action_reset(self) -> None:
+        row, db = self.current(), self.db
+        if row is None or db is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._write(
+                    lambda: browse.reset_schedule(db, row),
+                    f"Reset {row.card_id}: it is new again (its history is kept).",
+                )
+
+        question = (
+            f"Reset the scheduling of {row.card_id}?\nIt becomes a new card again "
+            "(stability, lapses and leech flag cleared); its review history is kept."
+        )
+        self.app.push_screen(ConfirmScreen(question), answered)
+
+    def action_history(self) -> None:
+        from drill.review import actions
+
+        row, db = self.current(), self.db
+        if row is None or db is None:
+            return
+        done = actions.read(lambda: browse.history_lines(db.path, row.card_id))
+        if done.value is None:
+            self.notify(str(done.notice), severity="error", timeout=8)
+            return
+        self.app.push_screen(HistoryScreen(row.card_id, done.value))
+
+    def action_edit(self) -> None:
+        row = self.current()
+        if row is None or row.path is None:
+            return
+        command = browse.editor_command(row.path, row.line)
+        try:
+            with self.app.suspend():
+                self._run_editor(command)
+        except SuspendNotSupported:
+            self.notify(f"Cannot start an editor here; the card is at {row.path}:{row.line}.")
+            return
+        except OSError as error:
+            self.notify(f"Cannot start {command[0]}: {error.strerror}", severity="error")
+            return
+        self.notify(f"Edited {row.path.name}; drill shows the change after a restart.")
+
+    def action_lab(self) -> None:
+        from drill.tui.screens.lab_panel import open_lab_panel
+
+        row = self.current()
+        if row is None or self.decks is None:
+            return
+        card = self.decks.card(row.card_id)
+        if card is None or not row.has_lab:
+            self.notify("This card has no lab.", timeout=3)
+            return
+        open_lab_panel(self.app, card, row.deck_id)
+
+    def action_leave(self) -> None:
+        self.dismiss()
+
+
+def open_browser_screen(app: Any) -> None:
+    heavy = getattr(getattr(app, "backend", None), "heavy", None)
+    settings = getattr(getattr(app, "backend", None), "settings", None)
+    options = getattr(app, "options", None)
+    app.push_screen(
+        BrowserScreen(
+            heavy.decks if heavy is not None else None,
+            heavy.db if heavy is not None else None,
+            now=options.now if options is not None else _system_now,
+            day_start_hour=settings.day_start_hour if settings is not None else 4,
+        )
+    )

@@ -1,0 +1,138 @@
+"""Home screen: one row per deck with due / new counts and when its next card is due."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from drill.tui.formatting import format_next_due
+
+if TYPE_CHECKING:
+    from drill.review.due import FirstPaint
+    from drill.tui.app import DrillApp
+
+
+class HomeScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,space", "review_selected", "Review"),
+        Binding("a", "review_all", "All decks"),
+        Binding("c", "study", "Study"),
+        Binding("m", "mock", "Mock"),
+        Binding("L", "labs", "Labs"),
+        Binding("S", "stats", "Stats"),
+        Binding("B", "browse", "Browse"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, startup: FirstPaint | None = None) -> None:
+        super().__init__()
+        self.deck_ids: list[str] = []
+        self._startup = startup  # the app's startup read; later refreshes read again
+        self._resumed_before = False
+        self.loaded = False  # False while a cold start is still loading decks
+
+    @property
+    def drill_app(self) -> DrillApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("drill · review", id="home-title")
+        table: DataTable[str] = DataTable(id="decks", cursor_type="row", zebra_stripes=True)
+        table.add_columns("Deck", "Due", "New", "Next due")
+        yield table
+        yield Static("", id="home-totals")
+        yield Footer(show_command_palette=False)  # every key fits at 80 columns
+
+    def on_mount(self) -> None:
+        startup, self._startup = self._startup, None
+        self.show(startup)
+
+    def on_screen_resume(self) -> None:
+        if self._resumed_before:  # back from a review: counts changed
+            self.refresh_counts()
+        self._resumed_before = True
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "review_selected":
+            return True if self.deck_ids else None
+        return True
+
+    def refresh_counts(self) -> None:
+        data = self.drill_app.light_read()
+        if data is not None or not self.loaded:  # unreadable: keep the counts on screen
+            self.show(data)
+
+    def show(self, data: FirstPaint | None) -> None:
+        table = self.query_one("#decks", DataTable)
+        totals = self.query_one("#home-totals", Static)
+        if data is None:
+            totals.update("Loading decks…")
+            return
+        self.loaded = True
+        row = table.cursor_row
+        table.clear()
+        now = self.drill_app.options.now()
+        self.deck_ids = []
+        for summary in data.summaries:
+            self.deck_ids.append(summary.deck_id)
+            self.drill_app.deck_titles[summary.deck_id] = summary.title
+            table.add_row(
+                summary.title,
+                str(summary.due),
+                str(summary.new),
+                format_next_due(summary.next_due, now),
+                key=summary.deck_id,
+            )
+        if self.deck_ids:
+            table.move_cursor(row=min(row, len(self.deck_ids) - 1))
+            totals.update(
+                f"All decks: {data.totals['due']} due, {data.totals['new']} new · "
+                "enter: review deck · a: review all"
+            )
+        else:
+            totals.update("No decks found. Add YAML decks with --decks DIR or DRILL_DECKS.")
+        self.refresh_bindings()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_review_selected()
+
+    def action_review_selected(self) -> None:
+        if not self.deck_ids:
+            return
+        table = self.query_one("#decks", DataTable)
+        deck_id = self.deck_ids[min(table.cursor_row, len(self.deck_ids) - 1)]
+        self.drill_app.start_review(deck_id)
+
+    def action_review_all(self) -> None:
+        self.drill_app.start_review(None)
+
+    def action_mock(self) -> None:
+        from drill.tui.screens.mock_picker import open_mock_round
+
+        open_mock_round(self.app)
+
+    def action_labs(self) -> None:
+        from drill.tui.screens.labs import open_labs_screen
+
+        open_labs_screen(self.app)
+
+    def action_study(self) -> None:
+        """Custom study: a small form (tag / level / deck / count)."""
+        from drill.tui.screens.study_form import StudyFormScreen
+
+        self.app.push_screen(StudyFormScreen())
+
+    def action_stats(self) -> None:
+        from drill.tui.screens.stats import open_stats_screen
+
+        open_stats_screen(self.app)
+
+    def action_browse(self) -> None:
+        from drill.tui.screens.browser import open_browser_screen
+
+        open_browser_screen(self.app)

@@ -1,0 +1,408 @@
+"""Lab panel: run a card's lab (or any lab) from the TUI and see what happened.
+
+Before the run: the lab's summary, world size and params (editable, checked when the run
+starts: invalid input is refused with a message), and for a card with a `predict` block a
+choice plus a certainty. During the run: a log fed in batches from a timer, progress from the
+lab's progress events, elapsed time; `escape` cancels (the runner kills the whole process
+group) and leaves once the run is recorded. After it: observed vs predicted, which claims held,
+and a suggested rating (certainty-based marking, drill.labs.controller) that `enter` accepts and
+1-4 override. The workflow is drill.labs.service.LabRunService; this screen renders it and
+forwards keys, and never waits on the run's thread.
+
+Longer than the ~350-line guideline: the form, the live run and the outcome are three states of
+one screen that share its widgets; every decision is in the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import (
+    Footer,
+    Input,
+    Label,
+    OptionList,
+    ProgressBar,
+    RadioButton,
+    RadioSet,
+    RichLog,
+    Static,
+)
+from textual.widgets.option_list import Option
+
+from drill.errors import DrillError
+from drill.labs.controller import CERTAINTIES, LabOutcome
+from drill.labs.service import FormError, LabRunService, RunRequest
+from drill.review.ratings import RATING_NAMES
+
+if TYPE_CHECKING:
+    from drill.decks.models import Card
+    from drill.labs.controller import RunController
+    from drill.labs.history import RunRecord
+    from drill.review.session import ReviewSession
+
+POLL_S = 0.2  # how often the log and progress are brought up to date
+
+
+def outcome_text(card: Card | None, outcome: LabOutcome, took_s: float) -> str:
+    """The after-run summary (Rich markup): status, prediction vs observation, claims, rating."""
+    result = outcome.result
+    checks = result.get("checks") or []
+    passed = sum(1 for c in checks if c.get("passed"))
+    colour = {"ok": "green", "failed": "yellow"}.get(outcome.status, "red")
+    lines = [f"[b {colour}]{outcome.status}[/] · checks {passed}/{len(checks)} · {took_s:.1f} s"]
+    if outcome.error:
+        lines.append(f"[red]{outcome.error}[/]")
+    if card is not None and card.predict is not None:
+        choices = card.predict.choices
+        observed = (
+            choices[outcome.observed_choice].text
+            if outcome.observed_choice is not None
+            else ("not decided: " + ", ".join(choices[i].text for i in outcome.holding))
+            if outcome.holding
+            else "not observed"
+        )
+        if outcome.prediction is not None:
+            guess = choices[outcome.prediction.choice].text
+            verdict = {True: "[green]right[/]", False: "[red]wrong[/]", None: "not scored"}[
+                outcome.right
+            ]
+            lines.append(f"You predicted: {guess} ({outcome.prediction.certainty} certainty)")
+            lines.append(f"Observed:      {observed}  → {verdict}")
+        else:
+            lines.append(f"Observed: {observed}")
+    for claim in outcome.claims:
+        mark = "[green]✓ held[/]" if claim.passed else "[red]✗ did not hold[/]"
+        detail = "" if claim.passed else f" ({claim.detail})"
+        lines.append(f"{mark}  {claim.claim}{detail}")
+    if card is not None:
+        if outcome.suggested_rating is not None:
+            name = RATING_NAMES[outcome.suggested_rating]
+            lines.append(
+                f"Suggested rating: [b]{name}[/] ({outcome.suggested_rating}) · "
+                "enter accepts · 1-4 rate otherwise"
+            )
+        else:
+            lines.append("No suggested rating · 1-4 rate the card · escape leaves unrated")
+    return "\n".join(lines)
+
+
+class LabPanelScreen(Screen[int | None]):
+    """Dismisses with the rating given to the card (None when it was not rated)."""
+
+    DEFAULT_CSS = """
+    LabPanelScreen #lab-title { height: 1; padding: 0 1; background: $primary; text-style: bold; }
+    LabPanelScreen #lab-body { height: 1fr; padding: 0 1; }
+    LabPanelScreen .param-row { height: auto; margin-top: 1; }
+    LabPanelScreen .param-row Label { width: 16; }
+    LabPanelScreen .param-row Input { width: 24; height: 1; border: none; padding: 0 1; }
+    LabPanelScreen .param-help { width: 1fr; height: auto; padding: 0 0 0 1; color: $text-muted; }
+    LabPanelScreen #run-config { margin-top: 1; }
+    LabPanelScreen #param-error { color: $error; height: auto; }
+    LabPanelScreen #predict-ask { margin-top: 1; text-style: bold; }
+    LabPanelScreen RadioSet { height: auto; }
+    LabPanelScreen #certainty { layout: horizontal; }
+    LabPanelScreen #run-status { margin-top: 1; }
+    LabPanelScreen #lab-log { height: 10; border: round $primary-muted; }
+    LabPanelScreen #outcome { margin-top: 1; height: auto; }
+    LabPanelScreen #past-runs { height: auto; max-height: 6; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "run", "Run"),
+        Binding("escape", "leave", "Cancel / leave"),
+        Binding("enter", "accept", "Accept rating", show=False),
+        Binding("1", "rate(1)", "Again", show=False),
+        Binding("2", "rate(2)", "Hard", show=False),
+        Binding("3", "rate(3)", "Good", show=False),
+        Binding("4", "rate(4)", "Easy", show=False),
+        Binding("v", "results", "Results"),
+    ]
+
+    def __init__(
+        self,
+        card: Card | None,
+        deck_id: str | None,
+        *,
+        service: LabRunService | None = None,
+        **service_options: Any,
+    ) -> None:
+        """`service_options` build the LabRunService when none is given (lab, db, session,
+        runner, clock, now, runs_root, timeout_s); an unknown lab raises UnknownLab."""
+        super().__init__()
+        self.service = service or LabRunService(card, deck_id, **service_options)
+        self._timer: Timer | None = None
+        self._leave_when_done = False
+        self._past: list[RunRecord] = []
+
+    @property
+    def card(self) -> Card | None:
+        return self.service.card
+
+    @property
+    def controller(self) -> RunController | None:
+        return self.service.controller
+
+    @property
+    def rated(self) -> int | None:
+        return self.service.rated
+
+    # --- layout ------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        service = self.service
+        card = f" · card {self.card.id}" if self.card is not None else ""
+        yield Static(f"Lab {service.name}{card}", id="lab-title")
+        with VerticalScroll(id="lab-body"):
+            yield Static(service.summary, id="lab-summary")
+            with Horizontal(classes="param-row"):
+                yield Label("world size")
+                yield Input(str(service.initial_world()), id="param-world", classes="param")
+                yield Static(service.world_help, classes="param-help")
+            for index, field in enumerate(service.fields()):
+                with Horizontal(classes="param-row"):
+                    yield Label(field.name)
+                    yield Input(field.text, id=f"param-{index}", classes="param")
+                    yield Static(field.help, classes="param-help")
+            yield Static("", id="param-error")
+            yield Static("", id="run-config")
+            if self.card is not None and self.card.predict is not None:
+                yield Static(f"Predict: {self.card.predict.ask}", id="predict-ask")
+                with RadioSet(id="predict-choice"):
+                    for choice in self.card.predict.choices:
+                        yield RadioButton(choice.text)
+                with RadioSet(id="certainty"):
+                    for certainty in CERTAINTIES:
+                        yield RadioButton(certainty)
+            yield Static(
+                "tab: next field · arrows + enter: choose · ctrl+r: run · escape: leave",
+                id="run-status",
+            )
+            yield ProgressBar(id="run-progress", show_eta=False)
+            # RichLog wraps long lines (Log does not); no markup: lab output has [brackets]
+            yield RichLog(
+                id="lab-log", max_lines=2000, wrap=True, markup=False, highlight=False, min_width=1
+            )
+            yield Static("", id="outcome")
+            yield OptionList(id="past-runs")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#run-progress", ProgressBar).display = False
+        self.query_one("#lab-log", RichLog).display = False
+        self.query_one("#outcome", Static).display = False
+        self.query_one("#run-config", Static).display = False
+        self._load_past_runs()
+        self.query_one("#param-world", Input).focus()
+
+    def _load_past_runs(self) -> None:
+        past = self.query_one("#past-runs", OptionList)
+        past.clear_options()
+        found = self.service.past_runs()
+        if found.notice:
+            self.notify(found.notice, severity="error", timeout=8)
+        self._past = found.value or []
+        past.add_options([Option(f"past run · {r.short()}", id=f"run-{r.id}") for r in self._past])
+        past.display = bool(self._past)
+
+    # --- reading the form ----------------------------------------------------------------------
+    def _read_form(self) -> RunRequest:
+        """The typed run; FormError with a user message."""
+        world = self.query_one("#param-world", Input).value
+        texts = [
+            self.query_one(f"#param-{index}", Input).value
+            for index in range(len(self.service.fields()))
+        ]
+        choice = certainty = None
+        if self.service.predicts:
+            choice = self.query_one("#predict-choice", RadioSet).pressed_index
+            certainty = self.query_one("#certainty", RadioSet).pressed_index
+        return self.service.parse(world, texts, choice, certainty)
+
+    def _lock_form(self, request: RunRequest) -> None:
+        """Replace the form by one line of what runs (and what was predicted): the log and
+        the outcome get the room."""
+        for widget in self.query(".param"):
+            widget.disabled = True
+        for radio in self.query(RadioSet):
+            radio.disabled = True
+        for hidden in (
+            *self.query(".param-row"),
+            *self.query(RadioSet),
+            *self.query("#predict-ask"),
+        ):
+            hidden.display = False
+        text = request.describe()
+        guess = self.service.predicted_text(request.prediction)
+        if guess is not None and request.prediction is not None:
+            text += f"\nPredicted: {guess} ({request.prediction.certainty} certainty)"
+        config = self.query_one("#run-config", Static)
+        config.update(text)
+        config.display = True
+
+    # --- actions -----------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "run":
+            return self.controller is None
+        if action in ("accept", "rate"):
+            return self.service.can_rate
+        if action == "results":
+            return self.service.finished
+        return True
+
+    def action_run(self) -> None:
+        if self.controller is not None:
+            return
+        error_box = self.query_one("#param-error", Static)
+        try:
+            request = self._read_form()
+        except FormError as error:
+            error_box.update(f"Not started: {error}")
+            self.notify(str(error), title="Not started", severity="error", timeout=6)
+            return
+        error_box.update("")
+        started = self.service.start(request)
+        if started.notice:
+            self.notify(started.notice, severity="error", timeout=8)
+        self._lock_form(request)
+        self.query_one("#lab-log", RichLog).display = True
+        bar = self.query_one("#run-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=None, progress=0)
+        self._timer = self.set_interval(POLL_S, self._poll)
+        self._poll()
+        self.refresh_bindings()
+
+    def _poll(self) -> None:
+        progress = self.service.poll()
+        if progress is None:
+            return
+        if progress.lines:
+            log = self.query_one("#lab-log", RichLog)
+            for line in progress.lines:
+                log.write(line)
+        bar = self.query_one("#run-progress", ProgressBar)
+        if progress.total:
+            bar.update(total=progress.total, progress=progress.done)
+        step_text = f" · step {progress.step}" if progress.step is not None else ""
+        units = f" · {progress.done}/{progress.total}" if progress.total else ""
+        hint = " · escape: cancel" if progress.running else ""
+        self.query_one("#run-status", Static).update(
+            f"{progress.status}{units}{step_text} · {progress.elapsed_s:.1f} s{hint}"
+        )
+        if progress.finished:
+            if self._timer is not None:
+                self._timer.stop()
+                self._timer = None
+            self._show_outcome(progress.elapsed_s)
+
+    def _show_outcome(self, took_s: float) -> None:
+        outcome = self.service.outcome
+        assert outcome is not None
+        if self.service.finish_notice:
+            self.notify(self.service.finish_notice, severity="error", timeout=8)
+        if self._leave_when_done:
+            self.dismiss(None)
+            return
+        box = self.query_one("#outcome", Static)
+        box.update(outcome_text(self.card, outcome, took_s))
+        box.display = True
+        bar = self.query_one("#run-progress", ProgressBar)
+        if bar.total is None:  # the lab reported no progress units: show it complete
+            bar.update(total=1, progress=1)
+        self._load_past_runs()
+        self.query_one("#lab-log", RichLog).focus()  # off the disabled form; enter accepts
+        self.query_one("#lab-body", VerticalScroll).scroll_end(animate=False)
+        self.refresh_bindings()
+
+    def action_leave(self) -> None:
+        if self.service.running:
+            self._leave_when_done = True
+            self.service.cancel()
+            self._poll()
+            return
+        self.dismiss(self.rated)
+
+    def action_accept(self) -> None:
+        outcome = self.service.outcome
+        if outcome is not None and outcome.suggested_rating is not None:
+            self.action_rate(outcome.suggested_rating)
+
+    def action_rate(self, rating: int) -> None:
+        if not self.service.can_rate:
+            return
+        saved = self.service.rate(rating)
+        if not saved.ok:
+            self.notify(str(saved.notice), severity="error", timeout=8)
+            return
+        self.notify(f"Rated {RATING_NAMES[rating]}", timeout=3)
+        self.dismiss(rating)
+
+    def action_results(self) -> None:
+        outcome = self.service.outcome
+        if outcome is None or self.controller is None:
+            return
+        from drill.tui.screens.lab_results import LabResultsScreen
+
+        self.app.push_screen(LabResultsScreen(outcome.result, self.controller.out_dir))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        option_id = event.option.id or ""
+        record = next((r for r in self._past if f"run-{r.id}" == option_id), None)
+        if record is not None:
+            open_run_record(self.app, record)
+
+    async def on_unmount(self) -> None:
+        # Leaving or quitting during a run: kill the run and wait (off the event loop) until
+        # it is recorded.
+        await self.service.wait_stopped()
+
+
+def open_run_record(app: App[Any], record: RunRecord) -> None:
+    """Reopen a stored run in the results view (its run dir may be gone: say so)."""
+    from drill.tui.screens.lab_results import LabResultsScreen
+
+    result = record.load_result()
+    if result is None:
+        app.notify(f"The run dir {record.run_dir} has no result.json any more.", timeout=6)
+        result = {"lab": record.lab, "status": record.status, "params": record.params}
+    title = f"Results · {record.lab} · {record.short()}"
+    app.push_screen(LabResultsScreen(result, record.run_dir, title))
+
+
+def open_lab_panel(
+    app: App[Any],
+    card: Any,
+    deck_id: str | None,
+    session: ReviewSession | None = None,
+    callback: Callable[[int | None], Any] | None = None,
+    **panel_options: Any,
+) -> bool:
+    """Push the lab panel for `card` (a deck Card, or anything with the `id` of one, such as
+    the review screen's first-paint record). False (with a notice) when it cannot open.
+    `callback` gets the rating given in the panel (None: not rated); `panel_options` go to
+    the LabRunService (runner, runs_root, timeout_s: tests)."""
+    from drill.decks.models import Card
+
+    heavy = getattr(getattr(app, "backend", None), "heavy", None)
+    if not isinstance(card, Card):
+        found = heavy.decks.card(getattr(card, "id", "")) if heavy is not None else None
+        if found is None:
+            app.notify("Still loading the decks; try again in a moment.", timeout=3)
+            return False
+        card = found
+    if card.lab is None:
+        app.notify("This card has no lab.", timeout=3)
+        return False
+    db = heavy.db if heavy is not None else None
+    try:
+        panel = LabPanelScreen(card, deck_id, db=db, session=session, **panel_options)
+    except DrillError as error:  # the card names a lab this version does not have
+        app.notify(str(error), severity="error", timeout=6)
+        return False
+    app.push_screen(panel, callback)
+    return True

@@ -1,0 +1,140 @@
+"""Results view of one lab run: the checks table, key observations, and plots where a curve
+says more than numbers (loss per step for each run, per-rank phase times, per-rank memory).
+
+Series come from drill.labs.plots (run dir events); textual_plotext is imported only when this
+screen composes a plot, never on the TUI's first-paint path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Static
+
+from drill.labs.plots import PlotData, key_observations, ladder_mfu, plot_data, series_styles
+
+
+def checks_table(result: dict[str, Any]) -> Table:
+    table = Table(title="Checks", title_justify="left", expand=True, show_edge=False)
+    table.add_column("", width=4)
+    table.add_column("check", ratio=1)
+    table.add_column("detail", ratio=2)
+    for check in result.get("checks") or []:
+        mark = "[green]✓[/]" if check.get("passed") else "[red]✗[/]"
+        table.add_row(mark, str(check.get("name", "?")), str(check.get("detail", "")))
+    if not result.get("checks"):
+        table.add_row("", "no checks recorded", "")
+    return table
+
+
+def observations_table(result: dict[str, Any]) -> Table:
+    table = Table(title="Key observations", title_justify="left", expand=True, show_edge=False)
+    table.add_column("observation", ratio=2)
+    table.add_column("value", ratio=1, justify="right")
+    for name, value in key_observations(result.get("observations") or {}):
+        table.add_row(name, value)
+    return table
+
+
+def _status_line(result: dict[str, Any]) -> str:
+    status = result.get("status", "?")
+    world = result.get("world_size") or (result.get("env") or {}).get("world_size", "?")
+    took = result.get("duration_s")
+    took_text = f" · {took:.1f} s" if isinstance(took, int | float) else ""
+    params = " ".join(f"{k}={v}" for k, v in (result.get("params") or {}).items())
+    error = result.get("error")
+    message = f"\n[red]{error.get('message')}[/]" if isinstance(error, dict) else ""
+    return f"{result.get('lab', '?')} · {status} · W={world}{took_text}  {params}{message}"
+
+
+def plot_widgets(data: PlotData, ladder: list[tuple[str, float]] | None = None) -> list[Widget]:
+    """One PlotextPlot per curve worth drawing (textual_plotext imported here, lazily)."""
+    if data.empty and not ladder:
+        return []
+    from textual_plotext import PlotextPlot
+
+    plots: list[Widget] = []
+    if data.losses:
+        loss = PlotextPlot(id="plot-loss", classes="lab-plot")
+        plt = loss.plt
+        styles = series_styles(list(data.losses))
+        for style, points in zip(styles, data.losses.values(), strict=True):
+            plt.plot(
+                [s for s, _ in points],
+                [v for _, v in points],
+                label=style.label,
+                color=style.color,
+                marker=style.marker,
+            )
+        plt.title("loss per step")
+        plt.xlabel("step")
+        plots.append(loss)
+    if data.phases:
+        phases = PlotextPlot(id="plot-phases", classes="lab-plot")
+        ranks = sorted(data.phases)
+        names = list(data.phases[ranks[0]])
+        values = [[data.phases[r].get(n, 0.0) * 1000 for r in ranks] for n in names]
+        colors = [style.color for style in series_styles(names)]
+        phases.plt.stacked_bar([f"rank {r}" for r in ranks], values, labels=names, color=colors)
+        phases.plt.title("median phase time per step (ms), per rank")
+        plots.append(phases)
+    if data.memory:
+        memory = PlotextPlot(id="plot-memory", classes="lab-plot")
+        ranks = sorted(data.memory)
+        memory.plt.bar(
+            [f"rank {r}" for r in ranks],
+            [data.memory[r] / 2**20 for r in ranks],
+            color=series_styles(["memory"])[0].color,
+        )
+        memory.plt.title("peak reported memory per rank (MiB)")
+        plots.append(memory)
+    if ladder:
+        bars = PlotextPlot(id="plot-ladder", classes="lab-plot")
+        color = series_styles(["mfu"])[0].color
+        bars.plt.bar([name for name, _ in ladder], [mfu for _, mfu in ladder], color=color)
+        bars.plt.title("MFU per rung")
+        plots.append(bars)
+    return plots
+
+
+class LabResultsScreen(Screen[None]):
+    """Read-only view of a result dict (fresh or reopened from history)."""
+
+    DEFAULT_CSS = """
+    LabResultsScreen #results-title { height: 1; padding: 0 1; background: $primary;
+        text-style: bold; }
+    LabResultsScreen #results-body { height: 1fr; padding: 0 1; }
+    LabResultsScreen .lab-plot { height: 14; margin-top: 1; }
+    LabResultsScreen .results-block { margin-top: 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "leave", "Back")]
+
+    def __init__(self, result: dict[str, Any], run_dir: Path | None, title: str = "") -> None:
+        super().__init__()
+        self.result = result
+        self.run_dir = run_dir
+        self.title_text = title or f"Results · {result.get('lab', 'lab')}"
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.title_text, id="results-title")
+        with VerticalScroll(id="results-body"):
+            yield Static(_status_line(self.result), id="results-status")
+            yield Static(checks_table(self.result), id="results-checks", classes="results-block")
+            yield Static(
+                observations_table(self.result), id="results-observations", classes="results-block"
+            )
+            data = plot_data(self.run_dir) if self.run_dir is not None else PlotData()
+            yield from plot_widgets(data, ladder_mfu(self.result.get("observations") or {}))
+            if self.run_dir is not None:
+                yield Static(f"run dir: {self.run_dir}", id="results-dir", classes="results-block")
+        yield Footer()
+
+    def action_leave(self) -> None:
+        self.dismiss()

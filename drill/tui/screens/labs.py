@@ -1,0 +1,162 @@
+"""Labs screen: every lab in the catalogue (name, group, linked cards, last result, summary),
+runnable without a card, and the past runs of the highlighted lab, each reopenable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from drill.labs.overview import LabsOverview
+
+if TYPE_CHECKING:
+    from drill.decks.loader import DeckSet
+    from drill.labs.controller import Runner
+    from drill.labs.history import RunRecord
+    from drill.review.database import Database
+
+
+class LabsScreen(Screen[None]):
+    DEFAULT_CSS = """
+    LabsScreen #labs-title { height: 1; padding: 0 1; background: $primary; text-style: bold; }
+    LabsScreen #labs { height: 2fr; }
+    LabsScreen #lab-runs-title { height: 1; padding: 0 1; margin-top: 1; color: $text-muted; }
+    LabsScreen #lab-runs { height: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "run", "Run lab", show=True),
+        # Screen has no action_focus_next: without the `app.` namespace Tab did nothing here
+        Binding("tab", "app.focus_next", "Past runs", show=True),
+        Binding("escape,q", "leave", "Home"),
+    ]
+
+    def __init__(
+        self,
+        decks: DeckSet | None = None,
+        db: Database | None = None,
+        *,
+        runner: Runner | None = None,
+        runs_root: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.overview = LabsOverview()
+        self._given = (decks, db)
+        self.runner = runner
+        self.runs_root = runs_root
+        self._runs: list[RunRecord] = []
+        self._names: list[str] = []
+
+    @property
+    def db(self) -> Database | None:
+        return self.overview.db
+
+    def compose(self) -> ComposeResult:
+        yield Static("Labs · enter runs the highlighted lab without a card", id="labs-title")
+        yield DataTable(id="labs", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="lab-runs-title")
+        yield OptionList(id="lab-runs")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#labs", DataTable)
+        table.add_columns("lab", "group", "cards", "last result", "summary")
+        self._use_data(*self._given)
+        table.focus()
+        wait_heavy = getattr(self.app, "wait_heavy", None)
+        if self.db is None and wait_heavy is not None:
+            self.run_worker(self._when_loaded(wait_heavy), exit_on_error=False)
+
+    def _use_data(self, decks: DeckSet | None, db: Database | None) -> None:
+        self._say(self.overview.attach(decks, db))
+        self.refresh_table()
+
+    def _say(self, notice: str | None) -> None:
+        if notice:
+            self.notify(notice, severity="error", timeout=8)
+
+    async def _when_loaded(self, wait_heavy: Any) -> None:
+        """Opened before the app's decks and database loaded: fill in cards and history then."""
+        if not await wait_heavy():
+            return
+        heavy = self.app.backend.heavy  # type: ignore[attr-defined]
+        self._use_data(heavy.decks, heavy.db)
+
+    def refresh_table(self) -> None:
+        table = self.query_one("#labs", DataTable)
+        row = table.cursor_row
+        table.clear()
+        found = self.overview.rows()
+        self._say(found.notice)
+        rows = found.value or []
+        self._names = [r.name for r in rows]
+        for lab in rows:
+            table.add_row(lab.name, lab.group, str(lab.cards), lab.last, lab.summary, key=lab.name)
+        if self._names:
+            table.move_cursor(row=min(max(row, 0), len(self._names) - 1))
+        self._show_runs(self.selected_lab())
+
+    def selected_lab(self) -> str | None:
+        table = self.query_one("#labs", DataTable)
+        if not self._names or table.cursor_row < 0:
+            return None
+        return self._names[min(table.cursor_row, len(self._names) - 1)]
+
+    def _show_runs(self, lab: str | None) -> None:
+        runs = self.query_one("#lab-runs", OptionList)
+        runs.clear_options()
+        self._runs = []
+        if lab is not None:
+            found = self.overview.runs(lab)
+            self._say(found.notice)
+            self._runs = found.value or []
+        title = self.query_one("#lab-runs-title", Static)
+        title.update(f"Past runs of {lab}: {len(self._runs)}" if lab else "")
+        runs.add_options([Option(_run_line(r), id=f"run-{r.id}") for r in self._runs])
+        if self._runs:
+            runs.highlighted = 0  # Enter opens the newest run without a Down first
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_runs(self.selected_lab())
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_run()
+
+    def action_run(self) -> None:
+        lab = self.selected_lab()
+        if lab is None:
+            return
+        from drill.tui.screens.lab_panel import LabPanelScreen
+
+        panel = LabPanelScreen(
+            None, None, lab=lab, db=self.db, runner=self.runner, runs_root=self.runs_root
+        )
+        self.app.push_screen(panel, lambda _rated: self.refresh_table())
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        from drill.tui.screens.lab_panel import open_run_record
+
+        record = next((r for r in self._runs if f"run-{r.id}" == event.option.id), None)
+        if record is not None:
+            open_run_record(self.app, record)
+
+    def action_leave(self) -> None:
+        self.dismiss()
+
+
+def _run_line(record: RunRecord) -> str:
+    card = f" · card {record.card_id}" if record.card_id else ""
+    params = " ".join(f"{k}={v}" for k, v in record.params.items())
+    return f"{record.short()} · W={record.world_size}{card} · {params}"
+
+
+def open_labs_screen(app: Any) -> None:
+    """Push the labs screen with the app's decks and database when they are loaded."""
+    heavy = getattr(getattr(app, "backend", None), "heavy", None)
+    decks = heavy.decks if heavy is not None else None
+    db = heavy.db if heavy is not None else None
+    app.push_screen(LabsScreen(decks, db))

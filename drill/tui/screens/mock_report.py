@@ -1,0 +1,118 @@
+"""Grading and report screens of a mock round.
+
+Grading: every prompt's rubric as a checklist, pre-checked where the typed answer covers the
+bullet (drill.mock.coverage); the user confirms or corrects, then saves. Report: bands per phase
+and overall, time used against budget, and the cards fed back into review.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, Footer, Markdown, Static
+
+from drill.mock.report import RoundReport, clock
+from drill.mock.round import MockRun, RateCard
+from drill.review import actions
+
+
+class BulletBox(Checkbox):
+    def __init__(self, prompt_id: int, index: int, label: str, value: bool) -> None:
+        super().__init__(label, value, id=f"bullet-{prompt_id}-{index}")
+        self.prompt_id = prompt_id
+        self.index = index
+
+    @property  # type: ignore[override]
+    def BUTTON_INNER(self) -> str:
+        # Textual draws "X" in both states and tells them apart by colour only; a blank box for
+        # unchecked keeps the checklist readable without colour.
+        return "X" if self.value else " "
+
+
+class GradingScreen(Screen[None]):
+    DEFAULT_CSS = """
+    #grading-title { height: 1; background: $primary; padding: 0 1; text-style: bold; }
+    #grading { height: 1fr; padding: 0 1; }
+    .phase-head { margin-top: 1; text-style: bold underline; }
+    .prompt-text { margin-top: 1; text-style: bold; }
+    .answer { color: $text-muted; padding-left: 2; }
+    /* no focus border: on a one-row box it would cover the bullet's own text */
+    BulletBox, BulletBox:focus { border: none; padding: 0; height: 1; margin-left: 2; }
+    #save-grades { margin: 1 0; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save_grades", "Save grades", priority=True)
+    ]
+
+    def __init__(self, run: MockRun, *, rate: RateCard | None = None) -> None:
+        super().__init__()
+        self.run = run
+        self.rate = rate
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            f"Grade round {self.run.round_id}: check what your answer covered", id="grading-title"
+        )
+        coverage = self.run.coverage()
+        clock_state = self.run.clock.state
+        with VerticalScroll(id="grading"):
+            for index, phase in enumerate(self.run.definition.phases):
+                used, budget = clock_state.used_s[index], self.run.clock.budgets_s[index]
+                yield Static(
+                    f"{phase.title}  ({clock(used)} used of {clock(budget)})", classes="phase-head"
+                )
+                for prompt in self.run.phase_prompts(index):
+                    yield Static(prompt.text, classes="prompt-text")
+                    answer = self.run.answers[prompt.id].strip() or "(no answer typed)"
+                    yield Static(answer, classes="answer", markup=False)
+                    for b, result in enumerate(coverage[prompt.id]):
+                        hint = " (partly named)" if result.status == "partial" else ""
+                        yield BulletBox(prompt.id, b, f"{result.bullet}{hint}", result.covered)
+            yield Button("Save grades (ctrl+s)", id="save-grades", variant="primary")
+        yield Footer()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save-grades":
+            self.action_save_grades()
+
+    def checked(self) -> dict[int, list[bool]]:
+        marks: dict[int, list[bool]] = {p.id: [False] * len(p.rubric) for p in self.run.prompts}
+        for box in self.query(BulletBox):
+            marks[box.prompt_id][box.index] = box.value
+        return marks
+
+    def action_save_grades(self) -> None:
+        graded = actions.write(lambda: self.run.grade(self.checked(), rate=self.rate))
+        if graded.value is None:  # the grades stay on screen for another try
+            self.notify(str(graded.notice), severity="error", timeout=8)
+            return
+        self.app.switch_screen(ReportScreen(graded.value))
+
+
+class ReportScreen(Screen[None]):
+    DEFAULT_CSS = """
+    #report { height: 1fr; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "close", "Close"),
+        Binding("escape", "close", "Close", show=False),
+    ]
+
+    def __init__(self, report: RoundReport) -> None:
+        super().__init__()
+        self.report = report
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="report"):
+            yield Markdown(self.report.to_markdown())
+        yield Footer()
+
+    def action_close(self) -> None:
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.exit()

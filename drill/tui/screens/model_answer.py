@@ -1,0 +1,37 @@
+"""After a coding round: the user's train.py beside the model answer, both read-only."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, TextArea
+
+from drill.mock.coding.contract import model_answer_source
+
+
+class ModelAnswerScreen(Screen[None]):
+    DEFAULT_CSS = """
+    ModelAnswerScreen #sides { height: 1fr; }
+    ModelAnswerScreen TextArea { width: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, code: str) -> None:
+        super().__init__()
+        self.code = code
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="sides"):
+            yield TextArea.code_editor(self.code, language="python", read_only=True, id="yours")
+            yield TextArea.code_editor(
+                model_answer_source(), language="python", read_only=True, id="model"
+            )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#yours", TextArea).border_title = "Your train.py"
+        self.query_one("#model", TextArea).border_title = "Model answer"

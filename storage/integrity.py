@@ -1,0 +1,128 @@
+"""Is a file a sound drill database? `drill db check` and restore validation. Stdlib only.
+
+A database passes when SQLite's integrity_check and foreign_key_check find nothing and its
+tables have the columns and indexes that storage.migrations gives a database of its version.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from storage.errors import DatabaseError, one_line
+from storage.migrations import LATEST_VERSION, migrate, schema_version
+
+MAX_INTEGRITY_LINES = 20
+
+
+def connect_readonly(path: Path, timeout_s: float = 10.0) -> sqlite3.Connection:
+    """A read-only connection (never creates the file); `path` may hold any characters."""
+    uri = path.resolve().as_uri() + "?mode=ro"
+    return sqlite3.connect(uri, uri=True, timeout=timeout_s, isolation_level=None)
+
+
+def expected_schema(version: int) -> dict[str, tuple[list[tuple], set[str]]]:  # type: ignore[type-arg]
+    """Table -> (columns, index names) of a database that the migrations brought to `version`."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        migrate(conn, target=version)
+        return _schema(conn)
+    finally:
+        conn.close()
+
+
+def _schema(conn: sqlite3.Connection) -> dict[str, tuple[list[tuple], set[str]]]:  # type: ignore[type-arg]
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    found = {}
+    for table in tables:
+        # (name, declared type, not null, default, primary-key position)
+        columns = [tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info('{table}')")]
+        indexes = {
+            row[1]
+            for row in conn.execute(f"PRAGMA index_list('{table}')")
+            if not row[1].startswith("sqlite_autoindex")
+        }
+        found[table] = (columns, indexes)
+    return found
+
+
+def _schema_problems(conn: sqlite3.Connection, version: int) -> list[str]:
+    actual = _schema(conn)
+    problems = []
+    for table, (columns, indexes) in expected_schema(version).items():
+        if table not in actual:
+            problems.append(f"schema: table {table} is missing")
+            continue
+        have_columns, have_indexes = actual[table]
+        if have_columns != columns:
+            want = ", ".join(c[0] for c in columns)
+            have = ", ".join(c[0] for c in have_columns)
+            problems.append(f"schema: table {table} has columns ({have}), expected ({want})")
+        for index in sorted(indexes - have_indexes):
+            problems.append(f"schema: index {index} on {table} is missing")
+    return problems
+
+
+def check_database(path: Path) -> tuple[int | None, list[str]]:
+    """(schema version, problems one line each); no problems means the database is sound.
+    The version is None when the file cannot be read as SQLite at all."""
+    try:
+        conn = connect_readonly(path)
+        version = schema_version(conn)
+    except sqlite3.Error as error:
+        return None, [f"cannot open: {one_line(error)}"]
+    try:
+        problems = _integrity_problems(conn)
+        if version > LATEST_VERSION:
+            problems.append(
+                f"schema version {version} is newer than this drill supports ({LATEST_VERSION})"
+            )
+        elif version == 0:
+            problems.append("not a drill database (schema version 0)")
+        else:
+            problems.extend(_guarded("schema", lambda: _schema_problems(conn, version)))
+        problems.extend(_guarded("foreign key", lambda: _foreign_key_problems(conn)))
+        return version, problems
+    finally:
+        conn.close()
+
+
+def _guarded(what: str, check: Callable[[], list[str]]) -> list[str]:
+    try:
+        return check()
+    except sqlite3.Error as error:  # the damage stops SQLite from reading what it needs
+        return [f"{what}: {one_line(error)}"]
+
+
+def _integrity_problems(conn: sqlite3.Connection) -> list[str]:
+    def check() -> list[str]:
+        rows = conn.execute(f"PRAGMA integrity_check({MAX_INTEGRITY_LINES})").fetchall()
+        return [f"integrity: {one_line(row[0])}" for row in rows if row[0] != "ok"]
+
+    return _guarded("integrity", check)
+
+
+def _foreign_key_problems(conn: sqlite3.Connection) -> list[str]:
+    return [
+        f"foreign key: {table} row {rowid} refers to a missing {parent} row"
+        for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check")
+    ]
+
+
+def validate_database(path: Path) -> int:
+    """The schema version of a sound drill database at `path` (1..LATEST_VERSION); else a
+    DatabaseError naming the first problem."""
+    if not path.is_file():
+        raise DatabaseError(f"{path}: no such file")
+    version, problems = check_database(path)
+    if problems:
+        more = f" (and {len(problems) - 1} more; see: drill db check)" if len(problems) > 1 else ""
+        raise DatabaseError(f"{path} is not a usable drill database: {problems[0]}{more}")
+    assert version is not None
+    return version

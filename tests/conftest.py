@@ -1,0 +1,69 @@
+"""Root fixtures: every test runs with a throwaway DRILL_HOME and no user decks from the
+environment; small decks and clocks for the tests that need them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.support.clocks import Clock
+
+SMALL_DECK = """\
+deck: basics
+title: Basics
+cards:
+  - id: alpha
+    level: easy
+    front: What is alpha?
+    back: The first.
+  - id: beta
+    level: medium
+    front: What is beta?
+    back: The second.
+  - id: gamma
+    level: hard
+    front: What is gamma?
+    back: The third.
+"""
+
+
+@pytest.fixture(autouse=True)
+def drill_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets a throwaway DRILL_HOME and no user decks from the environment."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("DRILL_HOME", str(home))
+    monkeypatch.delenv("DRILL_DECKS", raising=False)
+    return home
+
+
+@pytest.fixture
+def home(drill_home: Path) -> Path:
+    """The isolated DRILL_HOME under its short name."""
+    return drill_home
+
+
+@pytest.fixture
+def deck_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "decks"
+    directory.mkdir()
+    (directory / "basics.yaml").write_text(SMALL_DECK)
+    return directory
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def write_deck(tmp_path: Path) -> Callable[[str, str], Path]:
+    def write(name: str, text: str) -> Path:
+        path = tmp_path / "check" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+        return path
+
+    return write

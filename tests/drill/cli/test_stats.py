@@ -1,0 +1,55 @@
+"""`drill stats [--json]` through its register(): a first-day user and a known history."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from drill.cli import stats as stats_cli
+from drill.paths import database_path
+from tests.support.review_logs import LogBuilder, write_browse_decks
+
+
+@pytest.fixture(autouse=True)
+def utc_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="drill")
+    stats_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+def test_json_on_an_empty_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    decks = write_browse_decks(tmp_path / "decks")
+    assert run(["stats", "--json", "--decks", str(decks)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    bundled_and_mine = data["counts"]["new"]
+    assert bundled_and_mine >= 5 and data["streak"] == 0 and data["reviews_total"] == 0
+    assert data["retention"] == {"reviews": 0, "again": 0, "rate": None}
+    assert len(data["forecast"]) == 30 and data["mock_results"] == []
+    assert database_path().exists()  # created and migrated on the way
+
+
+def test_text_and_json_agree_on_a_history(capsys: pytest.CaptureFixture[str]) -> None:
+    now = datetime.now(UTC)
+    log = LogBuilder(database_path())
+    for i in range(4):
+        log.review("fsdp-shard", "infra", now - timedelta(days=i), 1 if i == 0 else 3, 30.0)
+    log.write()
+    assert run(["stats", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["streak"] == 4 and data["reviews_today"] == 1
+    assert data["retention_by_deck"]["infra"] == {"reviews": 4, "again": 1, "rate": 0.75}
+    assert run(["stats"]) == 0
+    out = capsys.readouterr().out
+    assert "streak 4 days" in out and "true retention 75.0% (desired 90%)" in out
+    assert "infra" in out and "lab predictions right by certainty: low -" in out

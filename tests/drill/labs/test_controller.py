@@ -1,0 +1,148 @@
+"""RunController, certainty-based marking and the lab history, without a screen."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drill.decks.models import Card
+from drill.labs.controller import (
+    MARKING,
+    Prediction,
+    RunController,
+    score_outcome,
+    suggest_rating,
+)
+from drill.labs.history import LabHistory
+from tests.support.lab_fakes import OK_RESULT, FakeRunner
+
+
+def test_marking_table() -> None:
+    assert [suggest_rating(True, c) for c in ("high", "medium", "low")] == [4, 3, 2]
+    assert [suggest_rating(False, c) for c in ("low", "medium", "high")] == [2, 1, 1]
+    assert len(MARKING) == 6
+    with pytest.raises(ValueError):
+        suggest_rating(True, "certain")
+
+
+def test_score_right_and_wrong(card: Card) -> None:
+    right = score_outcome(card, OK_RESULT, Prediction(0, "high"))
+    assert right.observed_choice == 0 and right.right is True and right.suggested_rating == 4
+    assert [c.passed for c in right.claims] == [True, True] and right.claims_held
+    wrong = score_outcome(card, OK_RESULT, Prediction(1, "medium"))
+    assert wrong.right is False and wrong.suggested_rating == 1
+
+
+def test_score_failed_claim_and_no_prediction(card: Card) -> None:
+    result = {**OK_RESULT, "observations": {**OK_RESULT["observations"], "max_rel_loss_diff": 0.5}}
+    outcome = score_outcome(card, result, None)
+    assert [c.passed for c in outcome.claims] == [False, True]
+    assert "0.5" in outcome.claims[0].detail
+    assert outcome.suggested_rating is None and outcome.observed_choice == 0
+
+
+def test_score_error_result_makes_no_suggestion(card: Card) -> None:
+    result = {"status": "timeout", "error": {"message": "hard deadline of 90 s passed"}}
+    outcome = score_outcome(card, result, Prediction(0, "high"))
+    assert outcome.status == "timeout" and outcome.suggested_rating is None
+    assert outcome.error == "hard deadline of 90 s passed" and outcome.claims == ()
+
+
+def test_controller_streams_and_finishes(card: Card, tmp_path: Path) -> None:
+    ticks = itertools.count()
+    runner = FakeRunner()
+    finished: list[tuple[str, float]] = []
+    controller = RunController(
+        "ddp-baseline",
+        {"steps": 4},
+        2,
+        tmp_path / "run",
+        card=card,
+        prediction=Prediction(0, "medium"),
+        runner=runner,
+        clock=lambda: float(next(ticks)),
+        on_finish=lambda outcome, took: finished.append((outcome.status, took)),
+    )
+    assert controller.status == "idle"
+    controller.start()
+    assert runner.emitted.wait(10)
+    assert controller.status == "running"
+    done, total, step, message = controller.progress()
+    assert (done, total, step) == (1, 1, 4) and "finished" in message
+    lines = controller.drain_lines()
+    assert lines[0].endswith("start ddp-baseline W=2 steps=4")
+    assert any("step 3" in line for line in lines)
+    assert controller.drain_lines() == []
+    runner.release.set()
+    assert controller.wait(10)
+    assert controller.status == "ok" and finished and finished[0][0] == "ok"
+    assert controller.outcome is not None and controller.outcome.suggested_rating == 3
+    assert any("check ok" in line for line in controller.drain_lines())
+    assert runner.calls == [{"name": "ddp-baseline", "params": {"steps": 4}, "world_size": 2}]
+
+
+def test_controller_cancel(tmp_path: Path) -> None:
+    runner = FakeRunner()
+    controller = RunController("ddp-baseline", {}, 2, tmp_path / "run", runner=runner)
+    controller.start()
+    assert runner.emitted.wait(10)
+    controller.cancel()
+    assert controller.wait(10)
+    assert controller.status == "cancelled"
+    assert not (tmp_path / "run" / "result.json").exists()
+
+
+def test_controller_runner_error_is_an_outcome(tmp_path: Path) -> None:
+    def broken(*_args: Any) -> dict[str, Any]:
+        raise ValueError("param steps: 0 is not a valid int in [1, 200]")
+
+    controller = RunController("ddp-baseline", {}, 2, tmp_path, runner=broken)
+    controller.start()
+    assert controller.wait(10)
+    assert controller.outcome is not None and controller.status == "error"
+    assert controller.outcome.error == "ValueError: param steps: 0 is not a valid int in [1, 200]"
+
+
+def test_history_roundtrip(db: Any, card: Card, tmp_path: Path) -> None:
+    history = LabHistory(db)
+    started = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+    run_dir = tmp_path / "run"
+    run_id = history.start(
+        "ddp-baseline", {"steps": 4}, 2, run_dir, started, card_id=card.id, deck_id="d",
+        predicted="bit-identical", prediction=Prediction(0, "high"),
+    )  # fmt: skip
+    assert history.get(run_id).status == "running"  # type: ignore[union-attr]
+    outcome = score_outcome(card, OK_RESULT, Prediction(0, "high"))
+    history.finish(run_id, outcome, 2.5)
+    history.set_rating(run_id, 4)
+    [record] = history.runs(card_id=card.id)
+    assert (record.status, record.duration_s, record.rating) == ("ok", 2.5, 4)
+    assert record.prediction_right is True and record.suggested_rating == 4
+    assert record.summary["checks_passed"] == 2 and record.certainty == "high"
+    assert record.started_at == started and record.params == {"steps": 4}
+    assert history.runs(card_id="other") == []
+    assert history.last_by_lab()["ddp-baseline"].id == run_id
+    run_dir.mkdir()
+    (run_dir / "result.json").write_text('{"lab": "ddp-baseline", "status": "ok"}')
+    loaded = record.load_result()
+    assert loaded is not None and (loaded["status"], loaded["checks"]) == ("ok", [])
+
+
+def test_history_closes_interrupted_runs(db: Any, tmp_path: Path) -> None:
+    history = LabHistory(db)
+    now = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+    mine = history.start("sampler", {}, 2, tmp_path, now)
+    orphaned = history.start("sampler", {}, 2, tmp_path, now)
+    assert history.close_interrupted(running_ids={mine}) == 1
+    assert history.get(orphaned).status == "cancelled"  # type: ignore[union-attr]
+    assert history.get(mine).status == "running"  # type: ignore[union-attr]
+
+
+def test_a_result_off_the_contract_is_scored_as_an_error(card: Card) -> None:
+    outcome = score_outcome(card, {"status": "finished", "observations": []}, Prediction(0, "high"))
+    assert outcome.status == "error" and outcome.suggested_rating is None
+    assert outcome.error is not None and "unreadable result" in outcome.error

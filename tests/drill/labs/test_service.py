@@ -1,0 +1,224 @@
+"""LabRunService without a screen: the form, a run from start to history, rating through the
+review session or the scheduler, and database failures returned as notices."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import storage.db
+from drill.decks.loader import load_decks
+from drill.decks.models import Card
+from drill.labs.history import LabHistory
+from drill.labs.service import NO_DATABASE, FormError, LabRunService, UnknownLab
+from drill.paths import database_path
+from drill.review.session import ReviewSession
+from tests.support.db_damage import corrupt_middle
+from tests.support.lab_fakes import CARD_YAML, NOW, FakeRunner
+
+
+def service(card: Card | None, db: Any, runner: FakeRunner, tmp_path: Path, **kw: Any):
+    ticks = itertools.count()
+    return LabRunService(
+        card, "d", db=db, runner=runner, runs_root=tmp_path / "runs",
+        clock=lambda: float(next(ticks)), now=lambda: NOW, **kw,
+    )  # fmt: skip
+
+
+def finish(svc: LabRunService, runner: FakeRunner) -> None:
+    runner.release.set()
+    assert svc.controller is not None and svc.controller.wait(10)
+
+
+def test_form_fields_and_refusals(card: Card, tmp_path: Path) -> None:
+    svc = service(card, None, FakeRunner(), tmp_path)
+    assert svc.name == "ddp-baseline" and svc.initial_world() == 2 and svc.predicts
+    fields = {f.name: f for f in svc.fields()}
+    assert fields["steps"].text == "4"  # the card's value, not the lab's default
+    texts = [f.text for f in svc.fields()]
+    refusals = [
+        (("two", texts, 0, 2), "world size: 'two' is not a whole number"),
+        (("1", texts, 0, 2), "world size 1 is out of range"),
+        (("2", ["0", *texts[1:]], 0, 2), "param steps: 0 is not a valid int in [1, 200]"),
+        (("2", texts, -1, 2), "pick your prediction and how sure you are"),
+        (("2", texts, 0, None), "pick your prediction and how sure you are"),
+    ]
+    for args, message in refusals:
+        with pytest.raises(FormError) as refused:
+            svc.parse(*args)
+        assert message in str(refused.value)
+    request = svc.parse(" 2 ", texts, 1, 0)
+    assert request.world_size == 2 and request.params["steps"] == 4
+    assert request.prediction is not None and request.prediction.certainty == "low"
+    assert svc.predicted_text(request.prediction) == "slightly different"
+    assert request.describe().startswith("W=2 steps=4 grad_sync=ddp")
+
+
+def test_no_card_needs_no_prediction_and_cannot_rate(tmp_path: Path) -> None:
+    svc = service(None, None, FakeRunner(), tmp_path, lab="sampler")
+    assert not svc.predicts
+    request = svc.parse(str(svc.initial_world()), [f.text for f in svc.fields()])
+    assert request.prediction is None
+    assert svc.rate(3).notice == "Nothing to rate."
+
+
+def test_unknown_lab_is_a_drill_error(card: Card, tmp_path: Path) -> None:
+    with pytest.raises(UnknownLab, match="unknown lab 'no-such-lab'"):
+        service(card, None, FakeRunner(), tmp_path, lab="no-such-lab")
+
+
+def test_run_records_scores_and_rates_through_the_scheduler(
+    card: Card, db: Any, tmp_path: Path
+) -> None:
+    runner = FakeRunner()
+    svc = service(card, db, runner, tmp_path)
+    assert svc.poll() is None and svc.past_runs().value == []
+    started = svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
+    assert started.ok and svc.run_id is not None
+    assert LabHistory(db).get(svc.run_id).status == "running"  # type: ignore[union-attr]
+    assert runner.emitted.wait(10)
+    progress = svc.poll()
+    assert progress is not None and progress.running and progress.step == 4
+    assert any("step 4" in line for line in progress.lines)
+    assert not svc.can_rate
+    finish(svc, runner)
+    progress = svc.poll()
+    assert progress is not None and progress.finished and progress.status == "ok"
+    outcome = svc.outcome
+    assert outcome is not None and outcome.right is True and outcome.suggested_rating == 4
+    assert svc.can_rate and svc.finish_notice is None
+    saved = svc.rate(4)
+    assert saved.ok and saved.value == 4 and svc.rated == 4 and not svc.can_rate
+    assert [(r.card_id, r.rating) for r in db.reviews()] == [(card.id, 4)]
+    [record] = LabHistory(db).runs(card_id=card.id)
+    assert (record.status, record.rating, record.predicted) == ("ok", 4, "bit-identical")
+    assert svc.past_runs().value == []  # this run is left out of its own past runs
+
+
+def test_rating_goes_through_the_session_that_shows_the_card(
+    card: Card, db: Any, tmp_path: Path
+) -> None:
+    decks_dir = tmp_path / "decks"
+    decks_dir.mkdir()
+    deck = {"deck": "d", "title": "D", "cards": [yaml.safe_load(CARD_YAML)]}
+    (decks_dir / "d.yaml").write_text(yaml.safe_dump(deck))
+    session = ReviewSession(load_decks([decks_dir], include_bundled=False), db, now=lambda: NOW)
+    assert session.current is not None and session.current.card.id == card.id
+    runner = FakeRunner()
+    svc = service(card, db, runner, tmp_path, session=session)
+    svc.start(svc.parse("2", [f.text for f in svc.fields()], 1, 1))
+    finish(svc, runner)
+    assert svc.outcome is not None and svc.outcome.suggested_rating == 1  # wrong, medium
+    assert svc.rate(2).ok
+    assert session.stats.reviewed == 1 and session.stats.again == 0
+    assert [(r.card_id, r.rating) for r in db.reviews()] == [(card.id, 2)]
+
+
+def test_without_a_database_the_rating_is_refused(card: Card, tmp_path: Path) -> None:
+    runner = FakeRunner()
+    svc = service(card, None, runner, tmp_path)
+    assert svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 0)).ok
+    finish(svc, runner)
+    assert svc.rate(3).notice == NO_DATABASE and svc.rated is None and svc.can_rate
+
+
+@pytest.fixture
+def locked_db(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A database whose busy timeout is short; `lock()` makes another writer hold it."""
+    monkeypatch.setattr(storage.db, "BUSY_TIMEOUT_MS", 50)
+    db = storage.db.open_database(database_path())
+    yield db
+    db.close()
+
+
+def hold_write_lock(path: Path) -> sqlite3.Connection:
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another copy of drill is writing
+    return other
+
+
+def test_locked_database_gives_notices_and_the_run_still_works(
+    card: Card, locked_db: Any, tmp_path: Path
+) -> None:
+    runner = FakeRunner()
+    svc = service(card, locked_db, runner, tmp_path)
+    other = hold_write_lock(locked_db.path)
+    try:
+        started = svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
+        assert started.notice is not None and "database is locked" in started.notice
+        assert started.notice.endswith("(the run is not kept in the history)")
+        assert svc.run_id is None and svc.controller is not None  # it runs all the same
+        finish(svc, runner)
+        assert svc.outcome is not None and svc.outcome.status == "ok"
+        refused = svc.rate(4)
+        assert refused.notice is not None and refused.notice.startswith("Not saved: ")
+        assert refused.notice.endswith("Try again.") and svc.rated is None and svc.can_rate
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert svc.rate(4).ok  # the lock is gone: the retry is saved
+    assert [(r.card_id, r.rating) for r in locked_db.reviews()] == [(card.id, 4)]
+
+
+def test_recording_the_end_fails_as_a_notice(card: Card, locked_db: Any, tmp_path: Path) -> None:
+    runner = FakeRunner()
+    svc = service(card, locked_db, runner, tmp_path)
+    assert svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2)).ok
+    assert runner.emitted.wait(10)
+    other = hold_write_lock(locked_db.path)
+    try:
+        finish(svc, runner)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert svc.finish_notice is not None and "database is locked" in svc.finish_notice
+    assert svc.outcome is not None and svc.outcome.status == "ok"
+
+
+def test_damaged_database_past_runs_is_a_notice(card: Card, db: Any, tmp_path: Path) -> None:
+    svc = service(card, db, FakeRunner(), tmp_path)
+    corrupt_middle(db.path)
+    db.close()  # drop pooled connections and their page cache
+    found = svc.past_runs()
+    assert found.value == [] and found.notice is not None and "malformed" in found.notice
+
+
+def test_wait_stopped_cancels_and_records(card: Card, db: Any, tmp_path: Path) -> None:
+    runner = FakeRunner()
+    svc = service(card, db, runner, tmp_path)
+    svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
+    assert runner.emitted.wait(10)
+    assert asyncio.run(svc.wait_stopped(10))
+    assert svc.finished and svc.outcome is not None and svc.outcome.status == "cancelled"
+    [record] = LabHistory(db).runs(card_id=card.id)
+    assert record.status == "cancelled" and record.rating is None
+
+
+@pytest.mark.parametrize("through_session", [True, False])
+def test_a_rating_logs_the_time_from_the_cards_display(
+    card: Card, db: Any, tmp_path: Path, through_session: bool
+) -> None:
+    decks_dir = tmp_path / "decks"
+    decks_dir.mkdir()
+    deck = {"deck": "d", "title": "D", "cards": [yaml.safe_load(CARD_YAML)]}
+    (decks_dir / "d.yaml").write_text(yaml.safe_dump(deck))
+    session = ReviewSession(load_decks([decks_dir], include_bundled=False), db, now=lambda: NOW)
+    reading = [130.0]
+    runner = FakeRunner()
+    svc = LabRunService(
+        card, "d", db=db, runner=runner, runs_root=tmp_path / "runs", now=lambda: NOW,
+        clock=lambda: reading[0], shown_at=100.0,
+        session=session if through_session else None,
+    )  # fmt: skip
+    svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
+    finish(svc, runner)
+    reading[0] = 212.5  # the rating comes 112.5 s after the card was shown
+    assert svc.rate(3).ok
+    assert [(r.card_id, r.duration_ms) for r in db.reviews()] == [(card.id, 112_500)]

@@ -1,0 +1,133 @@
+"""`drill verify --strength`: which sabotage breaks which card, and cards that test nothing."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from drill.decks.models import Card
+from drill.labs.strength import run_strength, sabotage_settings, sabotaged_jobs
+from drill.labs.verify import LabJob, LinkedCard, ResultCache
+from trainer_lab.catalogue_types import LabSpec, ParamSpec
+from trainer_lab.result import LabResult, Status, new_result
+
+
+def linked(card_id: str, lab: dict[str, Any]) -> LinkedCard:
+    data = {"id": card_id, "level": "easy", "front": "q", "back": "a", "lab": lab}
+    return LinkedCard("deck", Card.model_validate(data))
+
+
+def result(status: Status, **observations: Any) -> LabResult:
+    made = new_result("lab", {}, 2, Path("run"))
+    made["status"], made["observations"] = status, observations
+    return made
+
+
+def test_settings_are_sabotage_choices_and_documented_debug_values() -> None:
+    spec = LabSpec(
+        name="x",
+        summary="",
+        params=(
+            ParamSpec("sabotage", "str", "none", "debug: a breaks it; b too", ("none", "a", "b")),
+            ParamSpec("reduce", "str", "mean", "mean: right; debug sum: too big", ("mean", "sum")),
+            ParamSpec("restarts", "int", 2, "restarts; debug 0: no restart"),
+            ParamSpec("named", "bool", True, "debug: false uses a plain barrier"),
+            ParamSpec("timeout", "int", 0, "debug: the timeout the ranks get, when not 0"),
+            ParamSpec("steps", "int", 12, "how many steps"),
+        ),
+    )
+    assert sabotage_settings(spec) == [
+        ("sabotage", "a"),
+        ("sabotage", "b"),
+        ("reduce", "sum"),
+        ("restarts", 0),
+        ("named", False),
+    ]
+
+
+def test_card_params_that_fix_a_setting_are_not_overridden() -> None:
+    free = linked("c", {"run": "ddp-baseline", "params": {"steps": 4}})
+    assert [job for *_, job in sabotaged_jobs(free)] == [
+        LabJob("ddp-baseline", (("sabotage", "no_grad_sync"), ("steps", 4)), None)
+    ]
+    fixed = linked("c", {"run": "ddp-baseline", "params": {"sabotage": "none"}})
+    assert sabotaged_jobs(fixed) == []
+
+
+def _runner(observations_by_sabotage: dict[str, LabResult]) -> Any:
+    def run_job(job: LabJob, out_dir: Path, progress: Any, cancel: Any) -> LabResult:
+        return observations_by_sabotage[dict(job.params)["sabotage"]]
+
+    return run_job
+
+
+def test_a_claim_the_sabotage_breaks_is_strong_one_it_never_touches_tests_nothing(
+    tmp_path: Path,
+) -> None:
+    strong = linked("strong", {"run": "ddp-baseline", "expect": ["grad_mismatch_steps == 0"]})
+    weak = linked("weak", {"run": "ddp-baseline", "expect": ["steps > 0"]})
+    # the sabotaged lab fails its own checks, but its observations are still read
+    broken = result("failed", grad_mismatch_steps=12, steps=12)
+    report = run_strength(
+        [strong, weak],
+        _runner({"no_grad_sync": broken}),
+        ResultCache(tmp_path / "cache", "v"),
+        tmp_path / "runs",
+        budget=2,
+    )
+    assert len(report.jobs) == 1  # both cards share the one sabotaged run
+    by_id = {card.card_id: card for card in report.cards}
+    assert by_id["strong"].breakers == ["sabotage=no_grad_sync"]
+    assert not by_id["strong"].tests_nothing
+    assert by_id["weak"].broken_by == {"sabotage=no_grad_sync": []}
+    assert [card.card_id for card in report.weak] == ["weak"]
+
+
+def test_a_sabotaged_run_without_observations_breaks_nothing(tmp_path: Path) -> None:
+    card = linked("c", {"run": "ddp-baseline", "expect": ["grad_mismatch_steps == 0"]})
+    report = run_strength(
+        [card],
+        _runner({"no_grad_sync": result("timeout")}),
+        ResultCache(tmp_path / "cache", "v"),
+        tmp_path / "runs",
+    )
+    assert report.cards[0].broken_by == {"sabotage=no_grad_sync": None}
+    assert report.cards[0].tests_nothing
+
+
+def test_a_lab_without_sabotage_is_listed_apart(tmp_path: Path) -> None:
+    card = linked("c", {"run": "step-phases", "expect": ["x == 1"]})
+    report = run_strength(
+        [card], _runner({}), ResultCache(tmp_path / "cache", "v"), tmp_path / "runs"
+    )
+    assert report.jobs == [] and report.weak == []
+    assert [c.card_id for c in report.no_sabotage] == ["c"]
+
+
+@pytest.mark.lab
+def test_strength_cli_on_ddp_baseline(
+    drill_home: Path, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    from drill.cli.main import main
+
+    decks = tmp_path / "decks"
+    decks.mkdir()
+    (decks / "d.yaml").write_text(
+        "deck: d\ntitle: D\ncards:\n"
+        "  - id: real\n    level: easy\n    front: q\n    back: a\n"
+        "    lab: {run: ddp-baseline, params: {steps: 4},"
+        " expect: ['weights_identical_across_ranks == true']}\n"
+        "  - id: hollow\n    level: easy\n    front: q\n    back: a\n"
+        "    lab: {run: ddp-baseline, params: {steps: 4}, expect: ['steps > 0']}\n"
+    )
+    monkeypatch.setenv("COLUMNS", "250")
+    code = main(["--decks", str(decks), "verify", "--deck", "d", "--strength"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    lines = {line.split()[1]: line for line in out.splitlines() if line.startswith("│ ")}
+    assert "sabotage=no_grad_sync" in lines["real"] and "strong" in lines["real"]
+    assert "TESTS NOTHING" in lines["hollow"]
+    assert "1 card(s) test nothing: hollow" in out
+    # the sabotaged run is cached like verify's: a second sweep runs nothing
+    assert main(["--decks", str(decks), "verify", "--deck", "d", "--strength"]) == 1
+    assert "1 lab run(s) (1 cached)" in capsys.readouterr().out

@@ -1,0 +1,96 @@
+"""The checks on hand-written evidence (no process runs): each verdict and its evidence text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from drill.mock.coding.checks_restart import single_writer
+from drill.mock.coding.checks_run import exactly_once, monitoring_checks, new_order, rank0_prints
+from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun
+
+
+def fake_run(tmp_path: Path, world: int, files: dict[str, list[dict]]) -> ScriptRun:
+    launch = ScriptLaunch("t", tmp_path / "train.py", (), world, tmp_path, tmp_path / "ckpt", 10)
+    observe = tmp_path / "observe"
+    observe.mkdir(parents=True, exist_ok=True)
+    for name, records in files.items():
+        (observe / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    return ScriptRun(launch, "ok", 0, 1.0)
+
+
+def fetched(ids: list[int]) -> list[dict]:
+    return [{"pstep": 0, "id": i} for i in ids]
+
+
+def test_every_id_once_per_epoch_across_ranks(tmp_path):
+    halves = {
+        "fetch-rank0.jsonl": fetched(list(range(0, 48, 2)) * 2),
+        "fetch-rank1.jsonl": fetched(list(range(1, 48, 2)) * 2),
+    }
+    ok, detail = exactly_once(fake_run(tmp_path, 2, halves))
+    assert ok and detail == "2 epochs, each id exactly once across ranks"
+    ok, detail = new_order(fake_run(tmp_path, 2, halves))
+    assert not ok and detail.startswith("epochs 0 and 1 fetched the same order on every rank")
+
+
+def test_both_ranks_reading_the_same_half_is_caught(tmp_path):
+    same = {
+        "fetch-rank0.jsonl": fetched(list(range(24))),
+        "fetch-rank1.jsonl": fetched(list(range(24))),
+    }
+    ok, detail = exactly_once(fake_run(tmp_path, 2, same))
+    assert not ok
+    assert detail == "epoch 0: 24 ids fetched more than once, 24 never; id 0 went to ranks [0, 1]"
+
+
+def test_fewer_than_one_epoch_is_not_a_pass(tmp_path):
+    ok, detail = exactly_once(fake_run(tmp_path, 2, {"fetch-rank0.jsonl": fetched([1, 2])}))
+    assert not ok and detail.startswith("fewer than one epoch fetched")
+
+
+def test_two_ranks_renaming_onto_one_path_are_two_writers(tmp_path):
+    events = {
+        "saves-rank0.jsonl": [
+            {"event": "rename", "src": ".a.tmp-1", "path": "step-4.pt", "pstep": 4}
+        ],
+        "saves-rank1.jsonl": [
+            {"event": "rename", "src": ".a.tmp-2", "path": "step-4.pt", "pstep": 4}
+        ],
+    }
+    verdict = single_writer(fake_run(tmp_path, 2, events))
+    assert not verdict["passed"]
+    assert "step-4.pt by ranks [0, 1]" in verdict["detail"]
+
+
+def test_no_checkpoint_at_all_fails_single_writer(tmp_path):
+    verdict = single_writer(fake_run(tmp_path, 2, {}))
+    assert verdict == {
+        "name": "restart.single_writer",
+        "passed": False,
+        "detail": "no checkpoint file was written into --ckpt-dir",
+    }
+
+
+def write_stdout(run: ScriptRun, rank: int, lines: list[dict]) -> None:
+    logs = run.run_dir / "logs" / "x" / "attempt_0" / str(rank)
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / "stdout.log").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_phases_must_be_three_and_add_up(tmp_path):
+    run = fake_run(tmp_path, 2, {})
+    good = {"phases": {"data": 0.1, "fwd": 0.2, "bwd": 0.65}, "step_time": 1.0}
+    write_stdout(run, 0, [{"step": 1, "loss": 1.0, **good}])
+    write_stdout(run, 1, [])
+    named, adds = monitoring_checks(run)
+    assert named["passed"] and adds["passed"], (named, adds)
+    assert adds["detail"] == "phases add up to 95.0% of the step time over 1 steps (worst step 95%)"
+    assert rank0_prints(run) == (True, "rank 0 printed 1 step lines, the other ranks none")
+
+    write_stdout(
+        run, 0, [{"step": 1, "loss": 1.0, "phases": {"data": 0.1, "fwd": 0.5}, "step_time": 1.0}]
+    )
+    named, adds = monitoring_checks(run)
+    assert not named["passed"] and not adds["passed"]
+    assert adds["detail"].startswith("phases add up to 60.0% of the step time")

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from drill.mock.errors import MockError
+from drill.mock.grading import AGAIN, HARD, band, feedback_rating
+from drill.mock.loader import find_round, list_rounds, load_round_file
+from drill.mock.models import RoundDef
+from drill.mock.round import scaled_budgets
+from drill.mock.selection import plan_round
+from tests.support.mock_rounds import CARDS, card, tiny_round
+
+
+def test_bundled_rounds_load_and_standard_follows_the_seed_time_table():
+    names = [d.round for d, _ in list_rounds()]
+    assert {"standard", "quick"} <= set(names)
+    standard = find_round("standard")
+    assert [p.minutes for p in standard.phases] == [5, 10, 15, 10, 5 + 10]
+    assert standard.total_minutes == 55
+    four = [p for p in standard.phases[1].prompts if p.id == "four-questions"]
+    assert four and "single metric" in four[0].text
+
+
+def test_unknown_round_and_broken_file_are_one_line_errors(tmp_path):
+    with pytest.raises(MockError, match=r"unknown round 'nope'; available: .*standard"):
+        find_round("nope")
+    bad = tmp_path / "round-bad.yaml"
+    bad.write_text("round: bad\ntitle: t\nphases: []\n")
+    with pytest.raises(MockError, match=r"round-bad.yaml: phases: .*at least 1"):
+        load_round_file(bad)
+    bad.write_text("round: [\n")
+    with pytest.raises(MockError, match="YAML syntax error"):
+        load_round_file(bad)
+
+
+def test_minutes_scale_every_phase():
+    assert scaled_budgets(tiny_round()) == [60.0, 120.0]
+    assert scaled_budgets(tiny_round(), minutes=1.5) == [30.0, 60.0]
+
+
+def test_pick_by_tags_takes_only_matching_cards_with_a_rubric():
+    cards = [*CARDS, card("no-rubric", ["phase-pushback"], rubric=[])]
+    for seed in range(20):
+        planned = plan_round(tiny_round(), cards, rng=random.Random(seed))
+        assert planned[0].key == "restart"
+        assert planned[1].card_id in {"push-a", "push-b"}
+        assert planned[1].rubric == ("optimizer state", "sampler position")
+
+
+def test_never_the_previous_rounds_cards_while_others_remain():
+    for seed in range(20):
+        rng = random.Random(seed)
+        planned = plan_round(tiny_round(), CARDS, previous_cards={"push-a"}, rng=rng)
+        assert planned[1].card_id == "push-b"
+    # with nothing else left, last round's card is used rather than an empty phase
+    planned = plan_round(tiny_round(), CARDS[:1], previous_cards={"push-a"})
+    assert planned[1].card_id == "push-a"
+
+
+def test_mastery_mix_is_mostly_weak_cards_with_some_mastered():
+    definition = RoundDef.model_validate(
+        {
+            "round": "mix",
+            "title": "Mix",
+            "phases": [
+                {"id": "p", "title": "P", "minutes": 5, "picks": [{"tags": ["t"], "count": 4}]}
+            ],
+        }
+    )
+    cards = [card(f"weak-{i}", ["t"]) for i in range(6)] + [
+        card(f"known-{i}", ["t"]) for i in range(6)
+    ]
+    mastery = {f"known-{i}": 60.0 for i in range(6)} | {"weak-0": 2.0}
+    for seed in range(20):
+        planned = plan_round(definition, cards, mastery, rng=random.Random(seed))
+        chosen = [p.card_id for p in planned]
+        assert len(chosen) == 4 and len(set(chosen)) == 4
+        assert sum(c.startswith("known") for c in chosen) == 1
+
+
+def test_bands_and_feedback_ratings():
+    assert [band(s) for s in (1.0, 0.85, 0.7, 0.5, 0.1, 0.0)] == [
+        "strong",
+        "strong",
+        "solid",
+        "developing",
+        "weak",
+        "weak",
+    ]
+    assert feedback_rating([True, True]) is None
+    assert feedback_rating([True, False]) == HARD
+    assert feedback_rating([True, False, False]) == AGAIN
+    assert feedback_rating([False, False]) == AGAIN

@@ -1,0 +1,169 @@
+"""Card browser, driven with Pilot: type a query, rows filter, act on a row, the DB changes."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable
+
+from drill.decks.loader import load_decks
+from drill.tui.screens.browser import BrowserScreen
+from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
+from storage.db import open_database
+from tests.support.pilot import HostApp, Notices, run_async, text_of, until
+from tests.support.review_logs import LogBuilder, write_browse_decks
+
+NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    decks = load_decks([write_browse_decks(tmp_path / "decks")], include_bundled=False)
+    log = LogBuilder(tmp_path / "db.sqlite3")
+    log.card("fsdp-shard", "infra", due=NOW - timedelta(days=1), interval_days=30, lapses=9,
+             leech=True)  # fmt: skip
+    log.card("ddp-bucket", "infra", due=NOW + timedelta(days=2), interval_days=3)
+    log.review("fsdp-shard", "infra", NOW - timedelta(days=31), 3, 10.0)
+    log.review("fsdp-shard", "infra", NOW - timedelta(days=1), 1, 30.0)
+    db = open_database(log.write())
+    yield decks, db
+    db.close()
+
+
+def host(decks: Any, db: Any, **kw: Any) -> HostApp:
+    return HostApp(BrowserScreen(decks, db, now=lambda: NOW, **kw))
+
+
+def shown(app: HostApp) -> list[str]:
+    return [row.card_id for row in app.screen.shown]  # type: ignore[attr-defined]
+
+
+def table_keys(app: HostApp) -> list[str]:
+    table = app.screen.query_one("#browse-table", DataTable)
+    return [str(key.value) for key in table.rows]
+
+
+@run_async
+async def test_typing_filters_rows_and_bad_terms_hint(setup: Any) -> None:
+    app = host(*setup)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: len(shown(app)) == 5)
+        assert "5 of 5 cards" in text_of(pilot, "#browse-count")
+        await pilot.press(*"tag:fsdp")
+        await until(pilot, lambda: shown(app) == ["fsdp-shard", "resume-state"])
+        assert table_keys(app) == ["fsdp-shard", "resume-state"]
+        assert "2 of 5 cards" in text_of(pilot, "#browse-count")
+        # typing letters that are bindings on the results goes into the search box
+        await pilot.press("space", *"is:leech")
+        await until(pilot, lambda: shown(app) == ["fsdp-shard"])
+        await pilot.press("space", *"is:bogus")
+        await until(pilot, lambda: "is:bogus?" in text_of(pilot, "#browse-hint"))
+        assert shown(app) == ["fsdp-shard"]  # the rest of the query still applies
+
+
+@run_async
+async def test_suspend_bury_and_reset_from_a_row(setup: Any) -> None:
+    decks, db = setup
+    app = host(decks, db, query="fsdp-shard")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: shown(app) == ["fsdp-shard"])
+        await pilot.press("enter")  # to the results
+        await pilot.press("s")
+        await until(pilot, lambda: (db.card_state("fsdp-shard") or {}).get("suspended") is True)
+        await until(pilot, lambda: "suspended" in app.screen.current().flags(NOW))  # type: ignore[attr-defined]
+        await pilot.press("s")
+        await until(pilot, lambda: db.card_state("fsdp-shard")["suspended"] is False)  # type: ignore[index]
+        await pilot.press("b")
+        await until(pilot, lambda: db.card_state("fsdp-shard")["buried_until"] is not None)  # type: ignore[index]
+        assert db.card_state("fsdp-shard")["buried_until"] > NOW  # type: ignore[index]
+        await pilot.press("b")
+        await until(pilot, lambda: db.card_state("fsdp-shard")["buried_until"] is None)  # type: ignore[index]
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")  # declined: nothing changes
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen))
+        assert db.card_state("fsdp-shard")["state"] == 2  # type: ignore[index]
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: db.card_state("fsdp-shard")["state"] is None)  # type: ignore[index]
+        await until(pilot, lambda: app.screen.current().state == "new")  # type: ignore[attr-defined]
+        assert len(db.reviews("fsdp-shard")) == 2
+
+
+@run_async
+async def test_history_shows_the_review_log(setup: Any) -> None:
+    app = host(*setup, query="fsdp-shard")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: shown(app) == ["fsdp-shard"])
+        await pilot.press("down", "h")
+        await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        text = text_of(pilot, "#history-text")
+        assert text.count("\n") == 1 and "Again" in text.splitlines()[0]
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen))
+
+
+@run_async
+async def test_edit_opens_the_editor_at_the_card_line(
+    setup: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VISUAL", "vim")
+    calls: list[list[str]] = []
+    app = host(*setup, query="ddp-bucket", run_editor=calls.append)
+    async with app.run_test(size=(120, 40)) as pilot:
+        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless cannot suspend
+        await until(pilot, lambda: shown(app) == ["ddp-bucket"])
+        await pilot.press("enter", "e")
+        await until(pilot, lambda: bool(calls))
+        editor, line, path = calls[0]
+        assert editor == "vim" and path.endswith("infra.yaml")
+        assert Path(path).read_text().splitlines()[int(line[1:]) - 1].strip() == "- id: ddp-bucket"
+
+
+@run_async
+async def test_edit_without_suspend_support_says_where_the_card_is(setup: Any) -> None:
+    notices = Notices()
+    app = host(*setup, query="ddp-bucket", run_editor=lambda _cmd: 0)
+    async with app.run_test(size=(120, 40), message_hook=notices) as pilot:
+        await until(pilot, lambda: shown(app) == ["ddp-bucket"])
+        await pilot.press("enter", "e")
+        await until(pilot, lambda: any("infra.yaml:" in m for m in notices.messages()))
+
+
+@run_async
+async def test_lab_key_opens_the_lab_panel_or_says_there_is_none(setup: Any) -> None:
+    from drill.tui.screens.lab_panel import LabPanelScreen
+
+    notices = Notices()
+    app = host(*setup, query="tag:fsdp")
+    async with app.run_test(size=(120, 40), message_hook=notices) as pilot:
+        await until(pilot, lambda: shown(app) == ["fsdp-shard", "resume-state"])
+        await pilot.press("enter", "l")  # fsdp-shard: no lab
+        await until(pilot, lambda: "This card has no lab." in notices.messages())
+        await pilot.press("down", "l")
+        await until(pilot, lambda: isinstance(app.screen, LabPanelScreen))
+        assert app.screen.card.id == "resume-state"  # type: ignore[attr-defined]
+
+
+@run_async
+async def test_b_on_home_opens_the_browser_over_the_app_decks(make_app, query) -> None:  # type: ignore[no-untyped-def]
+    from drill.tui.screens.home import HomeScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.press("B")
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen))
+        await until(pilot, lambda: len(shown(app)) == 5)  # the conftest decks: a1-a3, b1-b2
+        await pilot.press(*"level:easy")
+        await until(pilot, lambda: shown(app) == ["a1", "b1", "b2"])
+        await pilot.press("enter", "s")
+        await until(pilot, lambda: "suspended" in app.screen.current().flags(NOW))  # type: ignore[attr-defined]
+        assert query("SELECT card_id, suspended FROM card_state") == [("a1", 1)]
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))

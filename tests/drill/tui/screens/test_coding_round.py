@@ -1,0 +1,127 @@
+"""The coding-round screen: the editor holds train.py, typing is saved and restored, ctrl+g
+grades the file and shows the verdicts (a file that does not compile: nothing runs)."""
+
+from __future__ import annotations
+
+from drill.mock.coding.contract import starter_source
+from drill.mock.coding.session import CodingSession
+from drill.tui.screens.coding_round import CodingApp
+from tests.support.pilot import run_async, text_of, until
+
+
+@run_async
+async def test_typing_is_saved_and_a_resumed_round_shows_it(tmp_path):
+    session = CodingSession.create(tmp_path / "rounds")
+    app = CodingApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        editor = app.screen.query_one("#editor")
+        assert editor.text == starter_source()
+        assert editor.language == "python"
+        editor.load_text("print('hello')\n")
+        app.screen.query_one("#notes").load_text("ask about GPUs")
+        await pilot.press("ctrl+s")
+    assert session.script.read_text() == "print('hello')\n"
+    resumed = CodingSession.latest(tmp_path / "rounds")
+    assert resumed is not None and resumed.round_id == session.round_id
+    assert resumed.notes() == "ask about GPUs"
+    app = CodingApp(resumed)
+    async with app.run_test(size=(140, 40)):
+        assert app.screen.query_one("#editor").text == "print('hello')\n"
+
+
+@run_async
+async def test_grading_a_file_that_does_not_compile_shows_file_and_line(tmp_path):
+    session = CodingSession.create(tmp_path / "rounds")
+    app = CodingApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("f3")  # to the skeleton phase
+        app.screen.query_one("#editor").load_text("import torch\ndef main(:\n")
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: "FAIL" in text_of(pilot, "#verdict-text"))
+        text = text_of(pilot, "#verdict-text")
+    assert "FAIL skeleton.exits: not run: train.py:2: SyntaxError" in text
+    assert (session.folder / "grades" / "1" / "result.json").exists()
+
+
+@run_async
+async def test_f4_shows_the_model_answer_beside_the_code_once_the_round_is_over(tmp_path):
+    from drill.mock.coding.contract import model_answer_source
+    from drill.tui.screens.model_answer import ModelAnswerScreen
+
+    session = CodingSession.create(tmp_path / "rounds")
+    app = CodingApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.screen.query_one("#editor").load_text("print('mine')\n")
+        await pilot.press("f4")
+        assert not isinstance(app.screen, ModelAnswerScreen)  # not during the round
+        await pilot.press("f10", "f4")
+        await pilot.pause()
+        assert isinstance(app.screen, ModelAnswerScreen)
+        assert app.screen.query_one("#yours").text == "print('mine')\n"
+        assert app.screen.query_one("#model").text == model_answer_source()
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ModelAnswerScreen)
+    assert CodingSession.latest(tmp_path / "rounds").finished
+
+
+@run_async
+async def test_grading_after_the_round_feeds_failed_checks_back_to_review(drill_home, monkeypatch):
+    import json
+
+    from drill.mock.coding.session import default_rounds_dir
+    from drill.tui.screens import coding_round
+    from trainer_lab.result import new_result, write_result
+
+    def fake_grade(script, out_dir, phases, cancel):  # the grader's result, built by hand
+        result = new_result("mock-coding", {}, 2, out_dir)
+        result["checks"] = [
+            {"name": "skeleton.exits", "passed": True, "detail": "exit 0"},
+            {"name": "distributed.new_order", "passed": False, "detail": "same order each epoch"},
+        ]
+        write_result(out_dir, result)
+        return result
+
+    monkeypatch.setattr(coding_round, "grade", fake_grade)
+    session = CodingSession.create(default_rounds_dir())
+    app = CodingApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("f10")  # the end of the round grades everything by itself
+        await until(pilot, lambda: "Fed back" in text_of(pilot, "#verdict-text"))
+        text = text_of(pilot, "#verdict-text")
+    assert "FAIL distributed.new_order: same order each epoch" in text
+    assert "Fed back to review (Again): map-sampler-state-correctness" in text
+    marker = json.loads((session.folder / "feedback.json").read_text())
+    assert marker == {"rated": ["map-sampler-state-correctness"]}
+    import sqlite3
+
+    with sqlite3.connect(drill_home / "drill.sqlite3") as db:
+        rows = db.execute("SELECT card_id, rating FROM review_log").fetchall()
+    assert rows == [("map-sampler-state-correctness", 1)]
+
+
+@run_async
+async def test_checks_run_by_themselves_when_a_phase_times_out_and_all_at_the_end(
+    drill_home, monkeypatch
+):
+    from drill.mock.coding.session import default_rounds_dir
+    from drill.tui.screens import coding_round
+    from tests.support.clocks import FakeClock
+    from trainer_lab.result import new_result
+
+    graded: list[tuple[str, ...]] = []
+
+    def fake_grade(script, out_dir, phases, cancel):
+        graded.append(tuple(phases))
+        return new_result("mock-coding", {}, 2, out_dir)
+
+    monkeypatch.setattr(coding_round, "grade", fake_grade)
+    clock = FakeClock()
+    session = CodingSession.create(default_rounds_dir(), now=clock)
+    app = CodingApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        clock.advance(15 * 60 + 1)  # clarify (5 min) and skeleton (10 min) are over
+        app.screen.tick_now()
+        await until(pilot, lambda: graded == [("skeleton",)] and not app.screen.grading)
+        await pilot.press("f10")  # the end: every phase's checks
+        await until(pilot, lambda: len(graded) == 2 and not app.screen.grading)
+    assert graded[1] == ("skeleton", "distributed", "restart", "torn", "monitoring")

@@ -1,0 +1,108 @@
+"""The labs screen: catalogue table, linked cards, past runs reopened, a run without a card."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from textual.widgets import DataTable, OptionList
+
+from drill.decks.loader import load_decks
+from drill.labs.controller import score_outcome
+from drill.labs.history import LabHistory
+from drill.tui.screens.lab_panel import LabPanelScreen
+from drill.tui.screens.lab_results import LabResultsScreen
+from drill.tui.screens.labs import LabsScreen
+from tests.support.lab_fakes import CARD_YAML, OK_RESULT, FakeRunner
+from tests.support.pilot import HostApp, run_async, until
+from trainer_lab.catalogue import CATALOGUE
+
+
+def _deck(tmp_path: Path) -> Path:
+    decks = tmp_path / "decks"
+    decks.mkdir()
+    deck = {"deck": "d", "title": "D", "cards": [yaml.safe_load(CARD_YAML)]}
+    (decks / "d.yaml").write_text(yaml.safe_dump(deck))
+    return decks
+
+
+@run_async
+async def test_labs_screen_lists_reopens_and_runs(db: Any, card: Any, tmp_path: Path) -> None:
+    decks = load_decks([_deck(tmp_path)], include_bundled=False)
+    assert not decks.problems, decks.problems
+    history = LabHistory(db)
+    old_dir = tmp_path / "old-run"
+    old_dir.mkdir()
+    (old_dir / "result.json").write_text(json.dumps(OK_RESULT))
+    started = datetime(2026, 3, 9, 8, 30, tzinfo=UTC)
+    old = history.start("ddp-baseline", {"steps": 4}, 2, old_dir, started, card_id=card.id)
+    history.finish(old, score_outcome(card, OK_RESULT, None), 6.25)
+    runner = FakeRunner()
+    runner.release.set()
+    screen = LabsScreen(decks, db, runner=runner, runs_root=tmp_path / "runs")
+    app = HostApp(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        table = screen.query_one("#labs", DataTable)
+        assert table.row_count == len(CATALOGUE)
+        row = table.get_row("ddp-baseline")
+        assert row[2] == "1" and row[3] == "2026-03-09 08:30 · ok · checks 2/2 · 6.2 s"
+        assert table.get_row("sampler")[3] == "never run"
+        table.move_cursor(row=list(CATALOGUE).index("ddp-baseline"))
+        await pilot.pause()
+        runs = screen.query_one("#lab-runs", OptionList)
+        assert runs.option_count == 1 and "card ddp-equals-single" in str(
+            runs.get_option_at_index(0).prompt
+        )
+        runs.focus()
+        runs.highlighted = 0
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, LabResultsScreen))
+        assert app.screen.result["status"] == "ok"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        table.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, LabPanelScreen))
+        panel = app.screen
+        assert isinstance(panel, LabPanelScreen) and panel.card is None
+        assert not panel.query("#predict-choice")  # no card, no prediction
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: panel.controller is not None and panel.controller.finished)
+        await until(pilot, lambda: panel.query_one("#outcome").display)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        assert history.runs(lab="ddp-baseline")[0].card_id is None
+        last = table.get_row("ddp-baseline")[3]
+        assert "2026-03-09" not in last and " · ok · checks 2/2" in last
+
+
+@run_async
+async def test_tab_reaches_past_runs_and_enter_opens_the_first_run(db: Any, tmp_path: Path) -> None:
+    history = LabHistory(db)
+    run_dir = tmp_path / "old-run"
+    run_dir.mkdir()
+    (run_dir / "result.json").write_text(json.dumps(OK_RESULT))
+    started = datetime(2026, 3, 9, 8, 30, tzinfo=UTC)
+    record = history.start("ddp-baseline", {"steps": 4}, 2, run_dir, started)
+    history.finish(record, score_outcome(None, OK_RESULT, None), 6.25)
+    screen = LabsScreen(None, db, runs_root=tmp_path / "runs")
+    app = HostApp(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        table = screen.query_one("#labs", DataTable)
+        table.move_cursor(row=list(CATALOGUE).index("ddp-baseline"))
+        await pilot.pause()
+        runs = screen.query_one("#lab-runs", OptionList)
+        assert runs.option_count == 1
+        await pilot.press("tab")
+        await until(pilot, lambda: app.focused is runs)
+        await pilot.press("enter")  # no Down first
+        await until(pilot, lambda: isinstance(app.screen, LabResultsScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.press("tab")
+        await until(pilot, lambda: app.focused is table)

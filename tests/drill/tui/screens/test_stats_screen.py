@@ -1,0 +1,86 @@
+"""`S` on the home screen opens the stats; they are computed from the app's own database."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from drill.tui.screens.home import HomeScreen
+from drill.tui.screens.stats import StatsScreen
+from tests.drill.tui.conftest import START
+from tests.support.pilot import run_async, text_of, until
+from tests.support.review_logs import LogBuilder
+
+SIZE = (100, 32)
+
+
+@pytest.fixture(autouse=True)
+def utc_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+
+def summary(pilot) -> str:  # type: ignore[no-untyped-def]
+    return text_of(pilot, "#stats-summary")
+
+
+@run_async
+async def test_first_day_user_sees_empty_stats(make_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, StatsScreen))
+        await until(pilot, lambda: "Cards: new 5" in summary(pilot))
+        assert "streak 0 days" in summary(pilot) and "True retention –" in summary(pilot)
+        await until(pilot, lambda: bool(app.screen.query(".stats-note")))  # no plots: a line
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+
+
+@run_async
+async def test_stats_show_the_review_history(make_app, home: Path) -> None:  # type: ignore[no-untyped-def]
+    log = LogBuilder(home / "drill.sqlite3")
+    log.card("a1", "alpha", due=START + timedelta(days=3), interval_days=30)
+    log.card("b1", "beta", state=1, due=START - timedelta(hours=1), interval_days=0.1)
+    for days_ago in (0, 1):
+        log.review("a1", "alpha", START - timedelta(days=days_ago, hours=1), 3, 30.0)
+    log.review("a1", "alpha", START - timedelta(days=2, hours=1), 1, 25.0)
+    log.write()
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("S")
+        await until(pilot, lambda: "Today 1 reviews" in summary(pilot))
+        text = summary(pilot)
+        assert "streak 3 days" in text and "3 reviews in all" in text
+        assert "new 3 · learning 1 · young 0 · mature 1" in text
+        assert "True retention 66.7% (desired 90%) over 3 mature reviews" in text
+        assert "due today 1" in text
+        screen = app.screen
+        await until(pilot, lambda: bool(screen.query("#plot-forecast")))
+        assert screen.query("#plot-retention")
+        stats = screen.stats  # type: ignore[attr-defined]
+        assert stats is not None and stats.retention_by_deck["alpha"].reviews == 3
+        await pilot.press("r")  # refresh: the figures are drawn again, once
+        await until(pilot, lambda: screen.stats is not stats)  # type: ignore[attr-defined]
+        await until(pilot, lambda: len(screen.query("#plot-forecast")) == 1)
+        assert "Today 1 reviews" in summary(pilot)
+
+
+@run_async
+async def test_unreadable_database_gives_a_line_not_a_crash(tmp_path: Path) -> None:
+    from tests.support.pilot import HostApp
+
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_bytes(b"not a database" * 200)
+
+    def load():  # type: ignore[no-untyped-def]
+        from drill.review.stats import compute_stats
+
+        return compute_stats(bad, [], START)
+
+    app = HostApp(StatsScreen(load))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "cannot read the database" in summary(pilot).lower())

@@ -1,0 +1,77 @@
+"""Helpers for driving Textual apps in tests: run async bodies, wait for conditions, pick
+options, and a minimal host app that pushes one screen."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+from textual.message import Message
+from textual.notifications import Notify
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widgets import RadioButton, Static
+
+
+def run_async(test: Callable[..., Any]) -> Callable[..., None]:
+    """No async pytest plugin is installed: run the async test body under asyncio.run."""
+
+    @functools.wraps(test)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        asyncio.run(test(*args, **kwargs))
+
+    return wrapper
+
+
+async def until(pilot: Pilot, condition: Callable[[], bool], tries: int = 1500) -> None:
+    """Let the app run until `condition` holds (bounded; fails the test otherwise)."""
+    for _ in range(tries):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("condition never held")
+
+
+def text_of(pilot: Pilot, selector: str) -> str:
+    return str(pilot.app.screen.query_one(selector, Static).render())
+
+
+async def choose(pilot: Pilot, set_id: str, index: int) -> None:
+    def buttons() -> list[RadioButton]:
+        return list(pilot.app.screen.query(f"#{set_id} RadioButton").results(RadioButton))
+
+    await until(pilot, lambda: len(buttons()) > index)  # a just-pushed screen is composing
+    button = buttons()[index]
+    await pilot.click(button)
+    await pilot.pause()
+
+
+class Notices:
+    """A `run_test(message_hook=...)` that records every notification the app was asked to
+    show, as (message, severity): Textual's public message hook, not its private state."""
+
+    def __init__(self) -> None:
+        self.shown: list[tuple[str, str]] = []
+
+    def __call__(self, message: Message) -> None:
+        if isinstance(message, Notify):
+            note = message.notification
+            self.shown.append((str(note.message), str(note.severity)))
+
+    def messages(self, severity: str | None = None) -> list[str]:
+        return [text for text, level in self.shown if severity in (None, level)]
+
+
+class HostApp(App[None]):
+    """Pushes one screen on mount and records what it dismissed with."""
+
+    def __init__(self, screen: Screen[Any]) -> None:
+        super().__init__()
+        self.first = screen
+        self.dismissed: list[Any] = []
+
+    def on_mount(self) -> None:
+        self.push_screen(self.first, self.dismissed.append)

@@ -1,0 +1,52 @@
+"""The import-linter contracts in pyproject.toml catch what they promise: a copy of the tree
+with one violation per contract breaks exactly that contract (the real tree is checked by
+`lint-imports` in .ci/run)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.paths import REPO
+
+VIOLATIONS = {
+    "drill layers": ("drill/claims/zz_upward.py", "import drill.tui.app\n"),
+    "drill and storage never import torch": ("storage/zz_torch.py", "import torch\n"),
+    "trainer_lab never imports drill": ("trainer_lab/zz_app.py", "import drill.paths\n"),
+    "torch only in trainer_lab.train": ("trainer_lab/labs/zz_lab/__init__.py", "import torch\n"),
+    "screens never talk to storage": ("drill/tui/screens/zz_db.py", "import storage.db\n"),
+}
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    lint = Path(sys.executable).with_name("lint-imports")
+    env = {**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1"}
+    return subprocess.run(
+        [str(lint), "--no-cache"], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def copy_tree(dest: Path) -> None:
+    for package in ("drill", "storage", "trainer_lab", "decks"):
+        shutil.copytree(
+            REPO / package, dest / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy(REPO / "pyproject.toml", dest / "pyproject.toml")
+
+
+def test_each_contract_breaks_on_its_violation(tmp_path: Path) -> None:
+    copy_tree(tmp_path)
+    for relative, source in VIOLATIONS.values():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    broken = result.stdout.split("Broken contracts")[-1]
+    for contract, (relative, _) in VIOLATIONS.items():
+        module = relative.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        assert contract in broken, f"{contract} was not broken by {module}"
+        assert module in broken, f"{module} not named in the report"

@@ -1,0 +1,134 @@
+"""activation-checkpointing worker (imports torch).
+
+For each depth, the trainer's tiny GPT is measured without and with per-block activation
+checkpointing (`torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)`):
+- saved bytes: every tensor autograd saves for backward passes through a saved-tensor hook
+  (parameters excluded, storages counted once). With checkpointing, a block saves only its
+  input; its internals are recomputed during backward.
+- FLOPs of forward + backward (torch.utils.flop_counter) and how often each block's forward
+  runs: the recompute cost, counted rather than timed.
+- median step time over a few steps (reported, not checked: timing is noisy on a shared box).
+Rank 0 measures; other ranks wait.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+from torch.utils.flop_counter import FlopCounterMode
+
+from trainer_lab.config import TrainConfig
+from trainer_lab.train.model import build_model, loss_fn
+from trainer_lab.train.worker import WorkerContext
+
+
+class Checkpointed(nn.Module):
+    """Runs the wrapped block under non-reentrant activation checkpointing."""
+
+    def __init__(self, block: nn.Module) -> None:
+        super().__init__()
+        self.block = block
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return checkpoint(self.block, x, use_reentrant=False)
+
+
+def build(cfg: TrainConfig, mode: str) -> tuple[nn.Module, list[int]]:
+    """The model for a mode, and a list counting the block forward calls."""
+    torch.manual_seed(cfg.seed)
+    model = build_model(cfg)
+    calls = [0]
+    for block in model.blocks:
+        block.register_forward_pre_hook(lambda _m, _a: calls.__setitem__(0, calls[0] + 1))
+    if mode == "per_block":
+        model.blocks = nn.ModuleList(Checkpointed(b) for b in model.blocks)
+    elif mode == "whole_model":  # sabotage: one checkpoint around everything
+        inner = model.forward
+        model.forward = lambda idx: checkpoint(inner, idx, use_reentrant=False)  # type: ignore[method-assign]
+    return model, calls
+
+
+def batch_of(cfg: TrainConfig, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(cfg.seed)
+    x = torch.randint(cfg.vocab, (batch, cfg.seq_len), generator=gen)
+    return x, torch.randint(cfg.vocab, (batch, cfg.seq_len), generator=gen)
+
+
+def measure(cfg: TrainConfig, model: nn.Module, calls: list[int], batch: int) -> dict[str, Any]:
+    x, y = batch_of(cfg, batch)
+    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        ptr = t.untyped_storage().data_ptr()
+        if ptr not in params:
+            saved[ptr] = t.untyped_storage().nbytes()
+        return t
+
+    calls[0] = 0
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = loss_fn(cfg, model(x), y)
+    forward_calls = calls[0]
+    loss.backward()
+    total_calls = calls[0]
+    model.zero_grad(set_to_none=True)
+    with FlopCounterMode(display=False) as counter:
+        loss_fn(cfg, model(x), y).backward()
+    model.zero_grad(set_to_none=True)
+    return {
+        "saved_bytes": sum(saved.values()),
+        "saved_tensors": len(saved),
+        "block_forwards": {"forward": forward_calls, "backward": total_calls - forward_calls},
+        "flops": counter.get_total_flops(),
+    }
+
+
+def time_steps(
+    cfg: TrainConfig, models: dict[str, nn.Module], batch: int, steps: int
+) -> dict[str, float]:
+    """Median forward + backward time per model, alternating models so drift hits both."""
+    x, y = batch_of(cfg, batch)
+    times: dict[str, list[float]] = {name: [] for name in models}
+    for _ in range(steps):
+        for name, model in models.items():
+            model.zero_grad(set_to_none=True)
+            start = time.perf_counter()
+            loss_fn(cfg, model(x), y).backward()
+            times[name].append(time.perf_counter() - start)
+    return {name: round(1e3 * statistics.median(t), 3) for name, t in times.items()}
+
+
+def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
+    if ctx.rank == 0:
+        base = TrainConfig.from_dict(spec["config"])
+        sabotage = spec["sabotage"]
+        modes = {
+            "none": "whole_model" if sabotage == "flat_memory" else "none",
+            "per_block": "none" if sabotage == "no_checkpoint" else "per_block",
+        }
+        for depth in spec["depths"]:
+            cfg = base.with_(n_layer=depth)
+            built = {label: build(cfg, mode) for label, mode in modes.items()}
+            results = {
+                label: measure(cfg, model, calls, spec["batch"])
+                for label, (model, calls) in built.items()
+            }
+            models = {label: model for label, (model, _) in built.items()}
+            step_ms = time_steps(cfg, models, spec["batch"], spec["timed_steps"])
+            for label, result in results.items():
+                ctx.events().write(
+                    "activation",
+                    depth=depth,
+                    checkpointing=label,
+                    step_ms=step_ms[label],
+                    **result,
+                )
+        ctx.log("activation-checkpointing done")
+    if dist.is_initialized():
+        dist.barrier()

@@ -1,0 +1,187 @@
+"""fsdp worker (imports torch). For each world size w in spec["sizes"], ranks 0..w-1 form a
+group and train the same MLP three ways on the same global batches: DDP (fp32), FSDP2
+fully_shard (fp32) and FSDP2 with bf16 compute (MixedPrecisionPolicy); the other ranks wait.
+After the last optimizer step (gradients still held) every rank measures the bytes of the
+parameters, gradients and optimizer state it holds: the storages behind its (local) tensors,
+each counted once, padding included.
+
+Debug switches: `replicate` builds FSDP on a 2-D HSDP mesh of w replicas x 1 shard (a full
+replica per rank); `master_copy` makes the bf16 run step an fp32 master copy of its shards
+that the optimizer owns (the bytes count as optimizer state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.device_mesh import DeviceMesh
+from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
+from torch.distributed.tensor import DTensor
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from trainer_lab.config import TrainConfig
+from trainer_lab.train.model import build_model, loss_fn, param_count
+from trainer_lab.train.worker import WorkerContext
+
+
+def _local(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.to_local() if isinstance(tensor, DTensor) else tensor
+
+
+def held_bytes(tensors: list[torch.Tensor]) -> int:
+    """Bytes of the distinct storages behind these tensors on this rank."""
+    seen: dict[int, int] = {}
+    for tensor in tensors:
+        storage = _local(tensor).untyped_storage()
+        seen[storage.data_ptr()] = storage.nbytes()
+    return sum(seen.values())
+
+
+def _storage_ptr(tensor: torch.Tensor) -> int:
+    return _local(tensor).untyped_storage().data_ptr()
+
+
+def measure(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, int]:
+    params = list(model.parameters())
+    grads = [p.grad for p in params if p.grad is not None]
+    states = [v for state in optimizer.state.values() for v in state.values() if torch.is_tensor(v)]
+    # Tensors the optimizer steps that are not the model's own (a master copy) are its state too.
+    model_storages = {_storage_ptr(p) for p in params}
+    owned = [
+        t
+        for group in optimizer.param_groups
+        for t in group["params"]
+        if _storage_ptr(t) not in model_storages
+    ]
+    sizes = {
+        "params": held_bytes(params),
+        "grads": held_bytes(grads),
+        "optimizer": held_bytes(states + owned),
+    }
+    sizes["total"] = sum(sizes.values())
+    sizes["param_elements"] = sum(_local(p).numel() for p in params)
+    return sizes
+
+
+def build(
+    cfg: TrainConfig,
+    mode: str,
+    group: Any,
+    device: torch.device,
+    sum_grads: bool,
+    single: Any = None,
+) -> nn.Module:
+    """`single`: this rank's one-rank group; when given, FSDP gets a 2-D HSDP mesh of w
+    replicas x 1 shard (debug: nothing is sharded, every rank holds a full replica)."""
+    torch.manual_seed(cfg.seed)  # identical initial weights in every mode and on every rank
+    model = build_model(cfg).to(device)
+    if mode == "ddp":
+        ids = [device.index] if device.type == "cuda" else None
+        return DDP(model, device_ids=ids, process_group=group)
+    if single is None:
+        mesh = DeviceMesh.from_group(group, device.type)
+    else:
+        w = dist.get_world_size(group)
+        mesh = DeviceMesh.from_group(
+            [group, single],
+            device.type,
+            mesh=torch.arange(w).reshape(w, 1),
+            mesh_dim_names=("replicate", "shard"),
+        )
+    policy = (
+        MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        if mode == "fsdp_mp"
+        else MixedPrecisionPolicy()
+    )
+    for layer in model.modules():
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mesh=mesh, mp_policy=policy)
+    fully_shard(model, mesh=mesh, mp_policy=policy)
+    if sum_grads:  # debug: sum instead of average across ranks (the shape of the gloo bug)
+        for module in model.modules():  # each fully_shard-ed module reduces its own params
+            if isinstance(module, FSDPModule):
+                module.set_gradient_divide_factor(1.0)
+                module.set_force_sum_reduction_for_comms(True)  # gloo has no PREMUL_SUM
+    return model
+
+
+def full_grad_norm(model: nn.Module) -> float:
+    """L2 norm of the whole (unsharded) gradient; for FSDP an all-gather within the group."""
+    total = torch.zeros((), dtype=torch.float64)
+    for p in model.parameters():
+        if p.grad is None:
+            continue
+        grad = p.grad.full_tensor() if isinstance(p.grad, DTensor) else p.grad
+        total += grad.detach().double().pow(2).sum().cpu()
+    return total.sqrt().item()
+
+
+def batches(cfg: TrainConfig, steps: int, device: torch.device) -> list[tuple[torch.Tensor, ...]]:
+    gen = torch.Generator().manual_seed(cfg.seed + 1)
+    out = []
+    for _ in range(steps):
+        x = torch.randn(cfg.global_batch, cfg.d_in, generator=gen)
+        y = torch.tanh(x[:, : cfg.d_out] * 2)
+        out.append((x.to(device), y.to(device)))
+    return out
+
+
+def train(
+    ctx: WorkerContext,
+    cfg: TrainConfig,
+    mode: str,
+    w: int,
+    group: Any,
+    spec: dict[str, Any],
+    single: Any = None,
+) -> None:
+    model = build(cfg, mode, group, ctx.device, spec["sum_grads"], single)
+    params = list(model.parameters())
+    # debug master_copy: the optimizer steps its own fp32 copy, copied back into the shards
+    masters = (
+        [p.detach().clone() for p in params]
+        if mode == "fsdp_mp" and spec.get("master_copy")
+        else None
+    )
+    optimizer = torch.optim.AdamW(masters or params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    per_rank = cfg.global_batch // w
+    events = ctx.events()
+    steps = int(spec["steps"])
+    for step, (x, y) in enumerate(batches(cfg, steps, ctx.device), start=1):
+        rows = slice(ctx.rank * per_rank, (ctx.rank + 1) * per_rank)
+        loss = loss_fn(cfg, model(x[rows]).float(), y[rows])
+        loss.backward()
+        norm = full_grad_norm(model)
+        if masters is not None:
+            for master, p in zip(masters, params, strict=True):
+                master.grad = p.grad
+        optimizer.step()
+        if masters is not None:
+            with torch.no_grad():
+                for master, p in zip(masters, params, strict=True):
+                    p.copy_(master)
+        if step == steps:
+            events.write("memory", mode=mode, w=w, **measure(model, optimizer))
+        optimizer.zero_grad(set_to_none=True)
+        model.zero_grad(set_to_none=True)
+        events.write("loss", mode=mode, w=w, step=step, loss=loss.item(), grad_norm=norm)
+
+
+def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
+    cfg = TrainConfig.from_dict(spec["config"])
+    if ctx.rank == 0:
+        built = build_model(cfg)
+        ctx.events().write("model", n_params=param_count(built))
+    single = None
+    if spec.get("replicate"):
+        for rank in range(ctx.world_size):  # every rank takes part in creating each group
+            own = dist.new_group([rank])
+            single = own if rank == ctx.rank else single
+    for w in spec["sizes"]:
+        group = dist.new_group(list(range(w)))  # every rank takes part in creating it
+        if ctx.rank < w:
+            for mode in ("ddp", "fsdp", "fsdp_mp"):
+                train(ctx, cfg, mode, w, group, spec, single)
+        dist.barrier()

@@ -1,0 +1,122 @@
+"""grad-accum: K micro-batches under no_sync equal one K-times larger batch, with K-1 fewer
+all-reduces per step (counted by a DDP communication hook)."""
+
+from __future__ import annotations
+
+from trainer_lab.catalogue_types import CheckSpec, LabSpec, ObservationSpec, ParamSpec
+from trainer_lab.config import TrainConfig
+from trainer_lab.context import LabContext, LabError
+
+SPEC = LabSpec(
+    name="grad-accum",
+    group="correctness",
+    summary=(
+        "Gradient accumulation: K micro-batches with DDP no_sync (loss / K) give the same "
+        "gradients and weights as one batch K times larger, with one bucket all-reduce round "
+        "per step instead of K (counted through a DDP communication hook)."
+    ),
+    params=(
+        ParamSpec(
+            "micro_batches", "int", 4, "K: micro-batches per optimizer step", minimum=2, maximum=16
+        ),
+        ParamSpec(
+            "micro_batch", "int", 4, "samples per micro-batch per rank", minimum=1, maximum=64
+        ),
+        ParamSpec("steps", "int", 6, "optimizer steps", minimum=1, maximum=50),
+        ParamSpec("tolerance", "float", 1e-5, "allowed relative gradient difference", minimum=0.0),
+        ParamSpec(
+            "sabotage",
+            "choice",
+            "none",
+            "debug: sync_every_micro drops no_sync (K all-reduce rounds); no_loss_scale forgets "
+            "loss / K (gradients K times too large)",
+            choices=("none", "sync_every_micro", "no_loss_scale"),
+        ),
+    ),
+    observations=(
+        ObservationSpec("allreduces_per_step.big", "bucket all-reduces per step, one big batch"),
+        ObservationSpec("allreduces_per_step.accum", "the same, K micro-batches with no_sync"),
+        ObservationSpec("allreduces_per_step.naive", "the same, K micro-batches without no_sync"),
+        ObservationSpec("saved_allreduce_rounds", "(naive - accum) / buckets per step: K-1"),
+        ObservationSpec("buckets", "gradient buckets of the model (all-reduces per sync round)"),
+        ObservationSpec("max_rel_grad_diff.accum", "max |g_accum - g_big| / max |g_big|"),
+        ObservationSpec("max_rel_grad_diff.naive", "the same without no_sync"),
+        ObservationSpec("max_weight_diff.accum", "max |w_accum - w_big| after the last step"),
+        ObservationSpec("max_loss_diff", "max |loss_accum - loss_big| over steps"),
+    ),
+    checks=(
+        CheckSpec("accum_equals_big_batch", "gradients and weights within tolerance"),
+        CheckSpec("k_minus_1_fewer_allreduces", "no_sync: one sync round per step, naive: K"),
+    ),
+    timeout_s=90.0,
+)
+
+
+def drive(run: LabContext) -> None:
+    p = run.params
+    k, micro = p["micro_batches"], p["micro_batch"]
+    cfg = TrainConfig(
+        d_in=16,
+        hidden=64,
+        depth=3,
+        d_out=4,
+        steps=p["steps"],
+        lr=0.05,
+        global_batch=k * micro * run.world_size,
+        n_samples=4096,
+    )
+    run.plan(1)
+    run.launch(
+        "trainer_lab.labs.grad_accum.worker:main",
+        {
+            "config": cfg.to_dict(),
+            "collective_timeout_s": 30,
+            "micro_batches": k,
+            "micro_batch": micro,
+            "sabotage": p["sabotage"],
+            "bucket_cap_mb": 0.01,  # small buckets: several all-reduces per sync round
+        },
+    )
+    events = run.events()
+    if len(events) != run.world_size:
+        raise LabError(f"expected events from {run.world_size} ranks, got {len(events)}")
+    steps = [e for e in events[0] if e["event"] == "accum_step"]
+    if len(steps) != p["steps"]:
+        raise LabError(f"rank 0 logged {len(steps)} of {p['steps']} steps")
+    per_step = {n: max(s["allreduces"][n] for s in steps) for n in ("big", "accum", "naive")}
+    buckets = per_step["big"]
+    saved_rounds = (per_step["naive"] - per_step["accum"]) / buckets if buckets else 0.0
+    gdiff = {
+        n: max(
+            s["rel_grad_diff"][n]
+            for evs in events.values()
+            for s in evs
+            if s["event"] == "accum_step"
+        )
+        for n in ("accum", "naive")
+    }
+    wdiff = steps[-1]["weight_diff"]["accum"]
+    loss_diff = max(abs(s["losses"]["accum"] - s["losses"]["big"]) for s in steps)
+    for name, value in per_step.items():
+        run.observe(f"allreduces_per_step.{name}", value)
+    run.observe("buckets", buckets)
+    run.observe("saved_allreduce_rounds", saved_rounds)
+    run.observe("max_rel_grad_diff.accum", gdiff["accum"])
+    run.observe("max_rel_grad_diff.naive", gdiff["naive"])
+    run.observe("max_weight_diff.accum", wdiff)
+    run.observe("max_loss_diff", loss_diff)
+    tol = p["tolerance"]
+    run.check(
+        "accum_equals_big_batch",
+        gdiff["accum"] <= tol and wdiff <= tol,
+        f"K={k} x {micro} vs one batch of {k * micro} per rank: max relative gradient "
+        f"difference {gdiff['accum']:.2e}, final weight difference {wdiff:.2e} "
+        f"(tolerance {tol:g}) over {len(steps)} SGD steps",
+    )
+    run.check(
+        "k_minus_1_fewer_allreduces",
+        per_step["accum"] == per_step["big"] and per_step["naive"] == k * per_step["accum"],
+        f"bucket all-reduces per step: big batch {per_step['big']}, no_sync "
+        f"{per_step['accum']}, without no_sync {per_step['naive']} ({buckets} buckets; "
+        f"{saved_rounds:g} sync rounds saved, K-1 = {k - 1})",
+    )

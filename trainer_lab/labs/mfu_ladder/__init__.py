@@ -1,0 +1,244 @@
+"""mfu-ladder: one GPT climbed rung by rung (fp32 eager -> bf16 autocast -> SDPA -> compile ->
+fused AdamW -> larger batch, plus activation checkpointing's cost), tokens/s and MFU per rung,
+with the FLOP formula cross-checked against torch's FLOP counter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainer_lab.catalogue_types import CheckSpec, LabSpec, ObservationSpec, ParamSpec
+from trainer_lab.context import LabContext, LabError
+from trainer_lab.labs.mfu_ladder.report import observe_rungs
+from trainer_lab.labs.mfu_ladder.rungs import RUNG_NAMES, flops_per_token
+
+SABOTAGES = (
+    "none",
+    "forget_backward",
+    "no_attention_term",
+    "tiny_peak",
+    "sdpa_not_causal",
+    "no_checkpointing",
+    "no_warmup",
+)
+
+SPEC = LabSpec(
+    name="mfu-ladder",
+    group="performance",
+    summary=(
+        "The same GPT trained rung by rung: fp32 eager, + bf16 autocast, + fused attention "
+        "(SDPA, flash on GPU), + torch.compile, + fused AdamW, + a larger batch, and the top "
+        "rung with activation checkpointing (what recomputation costs). Tokens/s and MFU per "
+        "rung (warm-up steps excluded), 6N + 12*L*H*Q*T FLOPs per token checked against "
+        "torch's FLOP counter. On CPU a scaled-down model, steps of all rungs interleaved, "
+        "against a measured matmul peak; on a GPU the dense bf16 datasheet peak."
+    ),
+    params=(
+        ParamSpec("d_model", "int", 128, "CPU model width", minimum=16, maximum=1024),
+        ParamSpec("n_layer", "int", 2, "CPU model layers", minimum=1, maximum=48),
+        ParamSpec("n_head", "int", 4, "CPU model heads", minimum=1, maximum=64),
+        ParamSpec("seq_len", "int", 64, "CPU tokens per sequence", minimum=16, maximum=4096),
+        ParamSpec("batch", "int", 8, "CPU sequences per step", minimum=1, maximum=256),
+        ParamSpec("big_batch_factor", "int", 4, "CPU large_batch rung: batch x this", minimum=2),
+        ParamSpec("cpu_compile", "bool", False, "run the torch.compile rungs on CPU (minutes)"),
+        ParamSpec("warmup_steps", "int", 2, "steps per rung left out of the timing", minimum=1),
+        ParamSpec("timed_steps", "int", 4, "timed steps per rung", minimum=1, maximum=100),
+        ParamSpec("gpu_d_model", "int", 4096, "GPU model width", minimum=64, maximum=16384),
+        ParamSpec("gpu_n_layer", "int", 8, "GPU model layers", minimum=1, maximum=128),
+        ParamSpec("gpu_n_head", "int", 32, "GPU model heads (head size 128)", minimum=1),
+        ParamSpec("gpu_seq_len", "int", 2048, "GPU tokens per sequence", minimum=64, maximum=32768),
+        ParamSpec(
+            "gpu_batch",
+            "int",
+            2,
+            "GPU sequences per step below the top rung (the written-out attention of the first "
+            "rungs holds L x B x H x T x T scores)",
+            minimum=1,
+            maximum=1024,
+        ),
+        ParamSpec(
+            "gpu_big_batch_factor",
+            "int",
+            8,
+            "GPU large_batch rung: batch x this, halved on out-of-memory",
+            minimum=2,
+        ),
+        ParamSpec(
+            "sabotage",
+            "choice",
+            "none",
+            "debug: forget_backward (2N, not 6N), no_attention_term, tiny_peak (4x4 matmul "
+            "peak), sdpa_not_causal (SDPA rungs forget is_causal), no_checkpointing (the "
+            "checkpointing rung does not checkpoint), no_warmup (warm-up steps are timed)",
+            choices=SABOTAGES,
+        ),
+    ),
+    observations=(
+        ObservationSpec("device", "where it ran"),
+        ObservationSpec("cuda_visible_devices", "CUDA_VISIBLE_DEVICES in the worker (null: unset)"),
+        ObservationSpec("ladder", "the rungs measured, bottom to top (plot order)"),
+        ObservationSpec("skipped", "rungs not measured and why (rung -> reason)"),
+        ObservationSpec("skipped.*", "why a rung was not measured"),
+        ObservationSpec("rungs.*.tokens_per_s", "training tokens/s, median timed step", "tokens/s"),
+        ObservationSpec("rungs.*.mfu", "tokens/s x (6N + 12LHQT) / peak"),
+        ObservationSpec("rungs.*.step_s", "median timed step", "s"),
+        ObservationSpec("rungs.*.first_step_s", "first (warm-up) step: lazy init, compile", "s"),
+        ObservationSpec("rungs.*.batch", "sequences per step"),
+        ObservationSpec("rungs.*.dtype", "compute dtype"),
+        ObservationSpec("rungs.*.change", "what the rung adds"),
+        ObservationSpec("rungs.*.speedup_vs_previous", "tokens/s over the rung below"),
+        ObservationSpec("rungs.*.speedup_vs_fp32", "tokens/s over fp32_eager"),
+        ObservationSpec("rungs.*.logits_rel_diff", "first-step logits vs fp32_eager, relative"),
+        ObservationSpec("rungs.*.hfu", "checkpointing rung: counted FLOPs incl. recompute / peak"),
+        ObservationSpec("top_rung", "the rung the ladder climbs to"),
+        ObservationSpec("top_mfu", "MFU of the top rung"),
+        ObservationSpec("top_tokens_per_s", "tokens/s of the top rung", "tokens/s"),
+        ObservationSpec("speedup_total", "top rung tokens/s over fp32_eager"),
+        ObservationSpec("checkpointing_cost", "checkpointing rung tokens/s over the top rung's"),
+        ObservationSpec("oom_batches", "GPU: large batches that ran out of memory"),
+        ObservationSpec("flops_per_token.dense", "6N, N = matmul weights"),
+        ObservationSpec("flops_per_token.attention", "12*L*H*Q*T"),
+        ObservationSpec("flops_per_token.total", "6N + 12*L*H*Q*T"),
+        ObservationSpec("counted.dense", "FLOP counter, mm per token (math attention model)"),
+        ObservationSpec("counted.attention", "FLOP counter, bmm per token (math attention)"),
+        ObservationSpec("counted.sdpa_attention", "FLOP counter, attention ops of the SDPA model"),
+        ObservationSpec("counted.checkpointing_ratio", "counted FLOPs, checkpointing / none"),
+        ObservationSpec("counted.full_recompute_ratio", "the ratio if every block's forward reran"),
+        ObservationSpec("params", "model parameters"),
+        ObservationSpec("matmul_params", "N: weights in matmuls (embeddings, LayerNorm excluded)"),
+        ObservationSpec("peak_flops", "peak used for MFU", "FLOP/s"),
+        ObservationSpec("peak_source", "measured matmul or datasheet"),
+    ),
+    checks=(
+        CheckSpec("dense_term_matches_counter", "6N within 2 % of the counted matmul FLOPs"),
+        CheckSpec("attention_term_matches_counter", "12LHQT within 2 % of the counted bmm FLOPs"),
+        CheckSpec("rungs_compute_the_same_model", "every rung's first logits match fp32_eager's"),
+        CheckSpec("checkpointing_recomputes_forward", "the counter sees the forward run again"),
+        CheckSpec("warmup_excluded", "every rung times only steps after its warm-up"),
+        CheckSpec("mfu_in_range", "0 < MFU <= 1 on every rung"),
+    ),
+    default_world_size=1,
+    min_world_size=1,
+    timeout_s=900.0,  # a GPU compiles four rungs of a 2-billion-parameter model
+)
+
+
+def _shape(p: dict[str, Any], prefix: str, vocab: int) -> dict[str, Any]:
+    from trainer_lab.config import TrainConfig
+
+    if p[f"{prefix}d_model"] % p[f"{prefix}n_head"]:
+        raise LabError(f"{prefix}d_model must be divisible by {prefix}n_head")
+    cfg = TrainConfig(
+        model="gpt",
+        vocab=vocab,
+        seq_len=p[f"{prefix}seq_len"],
+        n_layer=p[f"{prefix}n_layer"],
+        n_head=p[f"{prefix}n_head"],
+        d_model=p[f"{prefix}d_model"],
+    )
+    return {
+        "config": cfg.to_dict(),
+        "batch": p[f"{prefix}batch"],
+        "big_batch_factor": p[f"{prefix}big_batch_factor"],
+    }
+
+
+def drive(run: LabContext) -> None:
+    p = run.params
+    run.plan(1)
+    run.launch(
+        "trainer_lab.labs.mfu_ladder.worker:main",
+        {
+            "cpu": _shape(p, "", 256),
+            "gpu": _shape(p, "gpu_", 32768),
+            "cpu_compile": p["cpu_compile"],
+            "warmup_steps": p["warmup_steps"],
+            "timed_steps": p["timed_steps"],
+            "sabotage": p["sabotage"],
+            "collective_timeout_s": max(60.0, run.remaining_s()),
+        },
+    )
+    events = run.events().get(0, [])
+    found = {kind: [e for e in events if e["event"] == kind] for kind in ("flop_count", "peak")}
+    rungs = [e for e in events if e["event"] == "rung"]
+    if not found["flop_count"] or not found["peak"] or len(rungs) != len(RUNG_NAMES):
+        raise LabError(f"the worker reported {len(rungs)} of {len(RUNG_NAMES)} rungs")
+    counted, peak = found["flop_count"][-1], found["peak"][-1]
+    first = next(r for r in rungs if "step_times_s" in r)
+    layers, heads = p["gpu_n_layer"], p["gpu_n_head"]
+    d = p["gpu_d_model"]
+    if counted["device"] == "cpu":
+        layers, heads, d = p["n_layer"], p["n_head"], p["d_model"]
+    flops = flops_per_token(
+        counted["matmul_params"], layers, heads, d // heads, first["seq_len"], p["sabotage"]
+    )
+    run.observe("device", counted["device"])
+    run.observe("cuda_visible_devices", counted["cuda_visible_devices"])
+    for key in ("params", "matmul_params"):
+        run.observe(key, counted[key])
+    run.observe("peak_flops", peak["peak_flops"])
+    run.observe("peak_source", peak["peak_source"])
+    for key, value in flops.items():
+        run.observe(f"flops_per_token.{key}", value)
+    _check_counter(run, counted, flops, layers, heads, d, first["seq_len"])
+    observe_rungs(run, rungs, flops["total"], peak["peak_flops"])
+
+
+def _ops(counts: dict[str, float], names: tuple[str, ...]) -> float:
+    return sum(n for op, n in counts.items() if any(name in op for name in names))
+
+
+ATTENTION_OPS = ("bmm", "scaled_dot_product", "flash", "efficient_attention", "cudnn_attention")
+
+
+def _check_counter(
+    run: LabContext,
+    counted: dict[str, Any],
+    flops: dict[str, int],
+    layers: int,
+    heads: int,
+    d: int,
+    seq_len: int,
+) -> None:
+    math = counted["math"]
+    dense = _ops(math, ("aten.mm", "aten.addmm"))
+    attention = _ops(math, ATTENTION_OPS)
+    sdpa_attention = _ops(counted["sdpa"], ATTENTION_OPS)
+    run.observe("counted.dense", dense)
+    run.observe("counted.attention", attention)
+    run.observe("counted.sdpa_attention", sdpa_attention)
+    dense_ratio = flops["dense"] / dense if dense else float("inf")
+    run.check(
+        "dense_term_matches_counter",
+        abs(dense_ratio - 1) <= 0.02,
+        f"6N = {flops['dense']:,} FLOPs/token vs {dense:,.0f} counted in matmuls "
+        f"(x{dense_ratio:.3f}; N = {counted['matmul_params']:,} matmul weights of "
+        f"{counted['params']:,} parameters)",
+    )
+    attention_ratio = flops["attention"] / attention if attention else float("inf")
+    sdpa_note = f"the counter saw {sdpa_attention:,.0f} in the SDPA model's attention" + (
+        " (it has no formula for this device's SDPA kernel)" if not sdpa_attention else ""
+    )
+    run.check(
+        "attention_term_matches_counter",
+        abs(attention_ratio - 1) <= 0.02,
+        f"12 x L {layers} x H {heads} x Q {d // heads} x T {seq_len} = {flops['attention']:,} "
+        f"FLOPs/token vs {attention:,.0f} counted in the written-out attention's bmm; " + sdpa_note,
+    )
+    # activation checkpointing: the forward of every block runs again in backward
+    total = sum(math.values())
+    recomputed = sum(counted["math_checkpointing"].values())
+    ratio = recomputed / total if total else 0.0
+    # N = 12 L d^2 in the blocks + d V in the head; forward FLOPs per token of each part
+    head_forward = 2 * (counted["matmul_params"] - 12 * layers * d * d)
+    blocks_forward = 24 * layers * d * d + 4 * layers * heads * (d // heads) * seq_len
+    bound = 1 + blocks_forward / (3 * (blocks_forward + head_forward))
+    run.observe("counted.checkpointing_ratio", round(ratio, 4))
+    run.observe("counted.full_recompute_ratio", round(bound, 4))
+    run.check(
+        "checkpointing_recomputes_forward",
+        1.05 <= ratio <= bound + 1e-6,
+        f"with checkpointing the counter sees {ratio:.3f}x the FLOPs of one forward + backward "
+        f"(at most {bound:.3f}x if every block's forward ran again; non-reentrant checkpointing "
+        f"stops recomputing once backward has what it needs). MFU counts the model's FLOPs "
+        f"only; HFU counts the recompute too",
+    )

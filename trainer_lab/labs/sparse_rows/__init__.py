@@ -1,0 +1,124 @@
+"""sparse-rows: batches of cells sliced out of a sparse CSR matrix vs densifying; graph batches."""
+
+from __future__ import annotations
+
+from trainer_lab.catalogue_types import CheckSpec, LabSpec, ObservationSpec, ParamSpec
+from trainer_lab.context import LabContext
+
+ENTRY_BYTES, ROW_POINTER_BYTES = 12, 16  # int64 column index + float32 value; two int64 pointers
+
+SPEC = LabSpec(
+    name="sparse-rows",
+    group="performance",
+    summary=(
+        "A synthetic single-cell count matrix (cells x genes, ~2 % non-zero) held as torch "
+        "sparse CSR; a batch of cells is sliced out of CSR and densified batch-sized. Bytes "
+        "held and bytes read per batch are counted (CSR vs CSC vs dense); wall times are "
+        "observations only. Also: a batch of molecular graphs as one block-diagonal sparse "
+        "adjacency (node ids offset per graph), checked against running each graph alone."
+    ),
+    params=(
+        ParamSpec("cells", "int", 10000, "rows of the matrix", minimum=100, maximum=200000),
+        ParamSpec("genes", "int", 2000, "columns of the matrix", minimum=10, maximum=40000),
+        ParamSpec(
+            "density", "float", 0.02, "share of non-zero entries", minimum=0.001, maximum=0.2
+        ),
+        ParamSpec("batch", "int", 256, "cells per batch", minimum=1, maximum=4096),
+        ParamSpec("graphs", "int", 32, "molecular graphs per graph batch", minimum=2, maximum=512),
+        ParamSpec("seed", "int", 0, "data seed", minimum=0),
+        ParamSpec(
+            "sabotage",
+            "choice",
+            "none",
+            "debug: densify holds the whole matrix dense; csc holds it as CSC; bad_indptr "
+            "slices each row from one entry too far; no_offset batches graphs without "
+            "shifting node ids",
+            choices=("none", "densify", "csc", "bad_indptr", "no_offset"),
+        ),
+    ),
+    observations=(
+        ObservationSpec("cells", "rows"),
+        ObservationSpec("genes", "columns"),
+        ObservationSpec("nnz", "stored non-zeros"),
+        ObservationSpec("density", "nnz / (cells x genes)"),
+        ObservationSpec("bytes.*", "whole matrix as dense, csr or csc", "B"),
+        ObservationSpec("dataset.layout", "how the dataset holds the matrix"),
+        ObservationSpec("dataset.held_bytes", "bytes the dataset holds", "B"),
+        ObservationSpec("dataset_over_dense", "held bytes / the dense matrix's bytes"),
+        ObservationSpec("batch.*", "rows, nnz, dense_bytes, max_abs_diff (vs dense rows)"),
+        ObservationSpec("touched_bytes.*", "bytes of the matrix read for one batch", "B"),
+        ObservationSpec(
+            "read_amplification", "bytes the dataset read / the batch's own entries and pointers"
+        ),
+        ObservationSpec("csc_read_amplification", "bytes read from CSC / from CSR, same batch"),
+        ObservationSpec("seconds.*", "median wall time: csr_batch, csc_batch, densify_all", "s"),
+        ObservationSpec("time_ratio.*", "densify_over_csr, csc_over_csr (wall time)"),
+        ObservationSpec("graph_batch.*", "the graph batch: sizes, misassigned edges, diffs"),
+        ObservationSpec("graph_batch.padded_over_csr", "padded dense adjacency / CSR bytes"),
+    ),
+    checks=(
+        CheckSpec("dataset_stays_sparse", "the dataset holds CSR bytes, not the dense matrix"),
+        CheckSpec("rows_match_dense", "sliced rows equal the dense matrix's rows exactly"),
+        CheckSpec("row_reads_touch_only_the_batch", "a batch reads only its rows' entries"),
+        CheckSpec("graph_batch_matches_single_graphs", "batched message passing = per graph"),
+    ),
+    default_world_size=1,
+    min_world_size=1,
+    timeout_s=180.0,
+)
+
+
+def drive(run: LabContext) -> None:
+    p = run.params
+    run.plan(1)
+    run.launch("trainer_lab.labs.sparse_rows.worker:main", {**p, "collective_timeout_s": 170})
+    r = run.report("sparse_rows")
+    for key, value in r.items():
+        run.observe(key, value)
+    size, batch, touched, secs = r["bytes"], r["batch"], r["touched_bytes"], r["seconds"]
+    held_ratio = round(r["dataset"]["held_bytes"] / size["dense"], 5)
+    own = batch["nnz"] * ENTRY_BYTES + batch["rows"] * ROW_POINTER_BYTES
+    amplification = round(touched["dataset"] / own, 3)
+    graphs = r["graph_batch"]
+    run.observe("dataset_over_dense", held_ratio)
+    run.observe("read_amplification", amplification)
+    run.observe("csc_read_amplification", round(touched["csc"] / touched["csr"], 3))
+    run.observe(
+        "graph_batch.padded_over_csr",
+        round(graphs["padded_dense_adjacency_bytes"] / graphs["adjacency_csr_bytes"], 3),
+    )
+    run.observe(
+        "time_ratio",
+        {
+            "densify_over_csr": round(secs["densify_all"] / secs["csr_batch"], 2),
+            "csc_over_csr": round(secs["csc_batch"] / secs["csr_batch"], 2),
+        },
+    )
+    run.check(
+        "dataset_stays_sparse",
+        r["dataset"]["held_bytes"] <= size["csr"]
+        and size["csr"] <= 4 * r["density"] * size["dense"],
+        f"the dataset holds {r['dataset']['held_bytes']:,} B as {r['dataset']['layout']} "
+        f"({held_ratio:.1%} of the dense {size['dense']:,} B); CSR is {size['csr']:,} B for "
+        f"{r['nnz']:,} non-zeros ({ENTRY_BYTES} B each + row pointers)",
+    )
+    run.check(
+        "rows_match_dense",
+        batch["max_abs_diff"] == 0,
+        f"{batch['rows']} rows sliced and densified: max abs diff {batch['max_abs_diff']:g} "
+        "against the same rows of the dense matrix",
+    )
+    run.check(
+        "row_reads_touch_only_the_batch",
+        amplification <= 1.01,
+        f"one batch read {touched['dataset']:,} B of the {r['dataset']['layout']} matrix; its "
+        f"{batch['nnz']:,} entries and row pointers are {own:,} B (CSR {touched['csr']:,} B, "
+        f"CSC {touched['csc']:,} B, dense {touched['dense']:,} B)",
+    )
+    run.check(
+        "graph_batch_matches_single_graphs",
+        graphs["misassigned_edges"] == 0 and graphs["max_rel_diff_vs_single"] <= 1e-5,
+        f"{graphs['graphs']} graphs, {graphs['nodes']} nodes, {graphs['edges']} directed "
+        f"edges: {graphs['misassigned_edges']} edges land in another graph's nodes; pooled "
+        f"output vs each graph alone: max rel diff {graphs['max_rel_diff_vs_single']:.2e}",
+    )

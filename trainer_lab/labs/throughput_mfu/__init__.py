@@ -1,0 +1,156 @@
+"""throughput-mfu: tokens/s and MFU of the transformer option (6N + 12*L*H*Q*T per token)."""
+
+from __future__ import annotations
+
+from trainer_lab.catalogue_types import CheckSpec, LabSpec, ObservationSpec, ParamSpec
+from trainer_lab.config import TrainConfig
+from trainer_lab.context import LabContext, LabError
+
+SPEC = LabSpec(
+    name="throughput-mfu",
+    group="performance",
+    summary=(
+        "Tokens/s and MFU of the tiny GPT with 6N + 12*L*H*Q*T FLOPs per token. On CPU the "
+        "peak is MEASURED by a one-thread fp32 matmul micro-benchmark (not a datasheet "
+        "number); on a GPU the run uses bf16 autocast, torch.compile and flash attention "
+        "against the device's dense bf16 peak. A FLOP counter cross-checks the 6N term."
+    ),
+    params=(
+        ParamSpec("d_model", "int", 128, "CPU model width", minimum=32, maximum=1024),
+        ParamSpec("n_layer", "int", 4, "CPU model layers", minimum=1, maximum=48),
+        ParamSpec("n_head", "int", 4, "CPU model heads", minimum=1, maximum=64),
+        ParamSpec("seq_len", "int", 128, "CPU tokens per sequence", minimum=16, maximum=4096),
+        ParamSpec("batch", "int", 8, "CPU sequences per step", minimum=1, maximum=256),
+        ParamSpec("timed_steps", "int", 4, "steps timed after warm-up", minimum=1, maximum=100),
+        ParamSpec("gpu_d_model", "int", 2048, "GPU model width", minimum=64, maximum=16384),
+        ParamSpec("gpu_n_layer", "int", 16, "GPU model layers", minimum=1, maximum=128),
+        ParamSpec("gpu_n_head", "int", 16, "GPU model heads (head size 128 by default)", minimum=1),
+        ParamSpec("gpu_seq_len", "int", 2048, "GPU tokens per sequence", minimum=64, maximum=32768),
+        ParamSpec("gpu_batch", "int", 8, "GPU sequences per step", minimum=1, maximum=1024),
+        ParamSpec(
+            "sabotage",
+            "choice",
+            "none",
+            "debug: forget_backward (2N instead of 6N), no_attention_term (drops 12*L*H*Q*T), "
+            "tiny_peak (the peak benchmark uses 16x16 matmuls)",
+            choices=("none", "forget_backward", "no_attention_term", "tiny_peak"),
+        ),
+    ),
+    observations=(
+        ObservationSpec("device", "where it ran"),
+        ObservationSpec("cuda_visible_devices", "CUDA_VISIBLE_DEVICES in the worker (null: unset)"),
+        ObservationSpec("tokens_per_s", "training tokens per second (median step)", "tokens/s"),
+        ObservationSpec("mfu", "achieved FLOP/s / peak FLOP/s"),
+        ObservationSpec("flops_per_token.dense", "6N, N = matmul parameters"),
+        ObservationSpec("flops_per_token.attention", "12*L*H*Q*T"),
+        ObservationSpec("flops_per_token.total", "6N + 12*L*H*Q*T"),
+        ObservationSpec("counted_flops_per_token", "FLOP counter, one forward + backward"),
+        ObservationSpec("achieved_flops", "tokens/s x FLOPs per token", "FLOP/s"),
+        ObservationSpec("peak_flops", "peak used for MFU", "FLOP/s"),
+        ObservationSpec("peak_source", "measured matmul or datasheet"),
+        ObservationSpec("params", "model parameters"),
+        ObservationSpec("matmul_params", "N: parameters in matmuls (embeddings excluded)"),
+        ObservationSpec("dtype", "compute dtype"),
+        ObservationSpec("compiled", "torch.compile used (GPU path)"),
+        ObservationSpec("counted_attention_flops_per_token", "FLOP counter, attention ops"),
+        ObservationSpec("dense_vs_counted", "6N / counted non-attention FLOPs"),
+        ObservationSpec("step_s", "median step time", "s"),
+        ObservationSpec("batch", "sequences per step"),
+        ObservationSpec("seq_len", "tokens per sequence"),
+    ),
+    checks=(
+        CheckSpec("dense_flops_match_counter", "6N within 5 % of the counted non-attention FLOPs"),
+        CheckSpec("attention_term_counted", "the estimate includes 12*L*H*Q*T"),
+        CheckSpec("mfu_below_one", "0 < MFU <= 1 against the measured peak"),
+    ),
+    default_world_size=1,
+    min_world_size=1,
+    timeout_s=120.0,
+)
+
+
+def drive(run: LabContext) -> None:
+    p = run.params
+    for prefix in ("", "gpu_"):
+        if p[f"{prefix}d_model"] % p[f"{prefix}n_head"]:
+            raise LabError(f"{prefix}d_model must be divisible by {prefix}n_head")
+    cfg = TrainConfig(
+        model="gpt",
+        vocab=256,
+        seq_len=p["seq_len"],
+        n_layer=p["n_layer"],
+        n_head=p["n_head"],
+        d_model=p["d_model"],
+    )
+    gpu_cfg = cfg.with_(
+        vocab=32768,
+        seq_len=p["gpu_seq_len"],
+        n_layer=p["gpu_n_layer"],
+        n_head=p["gpu_n_head"],
+        d_model=p["gpu_d_model"],
+    )
+    run.plan(1)
+    run.launch(
+        "trainer_lab.labs.throughput_mfu.worker:main",
+        {
+            "config": cfg.to_dict(),
+            "gpu_config": gpu_cfg.to_dict(),
+            "batch": p["batch"],
+            "gpu_batch": p["gpu_batch"],
+            "warmup_steps": 2,
+            "timed_steps": p["timed_steps"],
+            "sabotage": p["sabotage"],
+            "collective_timeout_s": 110,
+        },
+    )
+    found = [e for e in run.events().get(0, []) if e["event"] == "throughput"]
+    if not found:
+        raise LabError("the worker reported no throughput")
+    r = found[-1]
+    for key in (
+        "device",
+        "cuda_visible_devices",
+        "dtype",
+        "compiled",
+        "params",
+        "matmul_params",
+        "tokens_per_s",
+        "mfu",
+        "flops_per_token",
+        "counted_flops_per_token",
+        "counted_attention_flops_per_token",
+        "achieved_flops",
+        "peak_flops",
+        "peak_source",
+        "step_s",
+        "batch",
+        "seq_len",
+    ):
+        run.observe(key, r[key])
+    flops = r["flops_per_token"]
+    counted_dense = r["counted_flops_per_token"] - r["counted_attention_flops_per_token"]
+    ratio = flops["dense"] / counted_dense if counted_dense else float("inf")
+    run.observe("dense_vs_counted", round(ratio, 4))
+    run.check(
+        "dense_flops_match_counter",
+        abs(ratio - 1) <= 0.05,
+        f"6N = {flops['dense']:,} FLOPs/token vs {counted_dense:,.0f} counted outside attention "
+        f"(x{ratio:.3f}; N = {r['matmul_params']:,} matmul params of {r['params']:,})",
+    )
+    q = r["d_model"] // r["heads"]
+    expected = 12 * r["layers"] * r["heads"] * q * r["seq_len"]
+    run.check(
+        "attention_term_counted",
+        flops["attention"] == expected > 0,
+        f"attention term {flops['attention']:,} FLOPs/token (12 x L {r['layers']} x H "
+        f"{r['heads']} x Q {q} x T {r['seq_len']} = {expected:,}), "
+        f"{flops['attention'] / flops['total']:.0%} of the total; the counter saw "
+        f"{r['counted_attention_flops_per_token']:,.0f} in attention ops",
+    )
+    run.check(
+        "mfu_below_one",
+        0 < r["mfu"] <= 1,
+        f"{r['tokens_per_s']:,.0f} tokens/s x {flops['total']:,} FLOPs/token = "
+        f"{r['achieved_flops'] / 1e9:,.1f} GFLOP/s of {r['peak_flops'] / 1e9:,.1f} GFLOP/s peak "
+        f"({r['peak_source']}): MFU {r['mfu']:.1%} on {r['device']} ({r['dtype']})",
+    )

@@ -1,0 +1,155 @@
+"""Read what a run of user code left behind (torch-free): the recorder's JSON lines, the ranks'
+stdout step lines and the stack dumps of a run killed at its deadline.
+
+Everything here was written by (or next to) untrusted code: reads are capped, JSON is parsed
+and shape-checked, nothing is executed or unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trainer_lab.usercode import protocol
+
+READ_CAP_BYTES = 2 * 1024**2  # of any one file
+
+
+def read_capped(path: Path, cap: int | None = None) -> tuple[str, bool]:
+    """(text, capped): at most `cap` bytes (default READ_CAP_BYTES) from the start of the file;
+    ("", False) if absent."""
+    cap = READ_CAP_BYTES if cap is None else cap
+    try:
+        with path.open("rb") as f:
+            data = f.read(cap + 1)
+    except OSError:
+        return "", False
+    return data[:cap].decode("utf-8", errors="replace"), len(data) > cap
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    text, _ = read_capped(path, 16 * READ_CAP_BYTES)
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):  # RecursionError: hostile deep nesting
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def step_records(observe_dir: Path, rank: int) -> list[dict[str, Any]]:
+    """The recorder's per-optimizer-step records of a rank, in step order."""
+    records = [
+        r
+        for r in read_jsonl(observe_dir / protocol.steps_file(rank))
+        if isinstance(r.get("pstep"), int) and isinstance(r.get("post"), dict)
+    ]
+    return sorted(records, key=lambda r: r["pstep"])
+
+
+def fetches(observe_dir: Path, rank: int) -> list[tuple[int, int]]:
+    """(optimizer steps done before the fetch, sample id) of a rank, in fetch order."""
+    found = []
+    for r in read_jsonl(observe_dir / protocol.fetch_file(rank)):
+        if isinstance(r.get("pstep"), int) and isinstance(r.get("id"), int):
+            found.append((r["pstep"], r["id"]))
+    return found
+
+
+def save_events(observe_dir: Path, ranks: list[int]) -> list[dict[str, Any]]:
+    """torch.save / rename / torn / killed records of the given ranks, each with its rank."""
+    events = []
+    for rank in ranks:
+        for r in read_jsonl(observe_dir / protocol.saves_file(rank)):
+            if isinstance(r.get("event"), str):
+                events.append({**r, "rank": rank})
+    return events
+
+
+@dataclass
+class StepLines:
+    lines: list[dict[str, Any]] = field(default_factory=list)  # parsed step lines
+    bad: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) not parsed
+    other: int = 0  # lines that do not look like JSON
+    capped: bool = False
+
+
+def _is_step_line(record: object) -> bool:
+    if not isinstance(record, dict):
+        return False
+    step, loss = record.get("step"), record.get("loss")
+    return (
+        isinstance(step, int)
+        and not isinstance(step, bool)
+        and isinstance(loss, int | float)
+        and not isinstance(loss, bool)
+    )
+
+
+def step_lines(stdout: Path) -> StepLines:
+    """JSON step lines ({"step": int, "loss": number, ...}) printed to a rank's stdout."""
+    text, capped = read_capped(stdout)
+    found = StepLines(capped=capped)
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped.startswith("{"):
+            found.other += 1 if stripped else 0
+            continue
+        try:
+            record = json.loads(stripped, parse_constant=lambda name: math.nan)
+        except (ValueError, RecursionError):
+            found.bad.append((number, stripped[:120]))
+            continue
+        if _is_step_line(record):
+            found.lines.append(record)
+        else:
+            found.bad.append((number, stripped[:120]))
+    return found
+
+
+_WRAPPERS = {"wrapper", "inner", "_fn", "fn", "decorate_context", "_wrapped_call_impl"}
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+def where_stuck(stack_text: str, script: Path) -> str:
+    """From a faulthandler dump: the script line a thread was in and what it was calling,
+    e.g. "in barrier (torch.distributed) called at train.py:42"."""
+    best = ""
+    for block in stack_text.split("\n\n"):
+        frames = [m.groupdict() for m in _FRAME.finditer(block)]  # most recent first
+        for i, frame in enumerate(frames):
+            if Path(frame["file"]).name != script.name:
+                continue
+            site = f"{script.name}:{frame['line']}"
+            if i == 0:
+                text = f"running {frame['func']} at {site}"
+            else:
+                callees = [f["func"] for f in reversed(frames[:i])]  # nearest the script first
+                called = next((c for c in callees if c not in _WRAPPERS), callees[0])
+                dist = any("torch/distributed" in f["file"] for f in frames[:i])
+                text = f"in {called}{' (a collective)' if dist else ''} called at {site}"
+            if not best or "collective" in text:
+                best = text
+            break
+    return best
+
+
+def hang_summary(observe_dir: Path, script: Path) -> dict[int, str]:
+    """rank -> where it was stuck, from the stack dumps of a run killed at its deadline."""
+    found: dict[int, str] = {}
+    for path in sorted(observe_dir.glob("stack-rank*-*.txt")):
+        match = re.match(r"stack-rank(\d+)-", path.name)
+        if not match:
+            continue
+        text, _ = read_capped(path, 256 * 1024)
+        where = where_stuck(text, script)
+        if where:
+            found[int(match.group(1))] = where
+    return found

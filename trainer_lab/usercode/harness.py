@@ -1,0 +1,307 @@
+"""Launch a user's script with a deadline, faults and whole-tree kill (torch-free).
+
+    plain:    python -m trainer_lab.usercode.bootstrap SCRIPT ARGS          (world_size 0)
+    torchrun: python -m trainer_lab._torchrun --standalone --nproc-per-node W ... \
+                  -m trainer_lab.usercode.bootstrap SCRIPT ARGS
+
+The workspace is the cwd, CUDA is hidden (gloo on CPU), stdin is closed, every process dies with
+its parent (PR_SET_PDEATHSIG) and limits.py caps memory, file size and process count in the
+child. On deadline or cancel every rank is asked for a stack dump (SIGUSR1, faulthandler) so the
+verdict can say where each rank was stuck, then the whole tree is frozen and SIGKILLed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from trainer_lab.launcher import (
+    RootCause,
+    find_root_cause,
+    rank_logs,
+    read_failures,
+    worker_env,
+)
+from trainer_lab.procs import descendants, reap, supervise, wait_gone
+from trainer_lab.usercode import protocol
+from trainer_lab.usercode.evidence import hang_summary, save_events
+from trainer_lab.usercode.limits import LIMITS_TEXT
+
+RunStatus = Literal["ok", "error", "timeout", "cancelled"]
+STACK_WAIT_S = 1.5
+
+
+@dataclass(frozen=True)
+class Faults:
+    kill_rank: int | None = None
+    kill_after_step: int | None = None
+    tear_save_after_step: int | None = None
+
+    def env(self) -> dict[str, str]:
+        env: dict[str, str] = {}
+        if self.kill_rank is not None and self.kill_after_step is not None:
+            env[protocol.KILL_RANK_ENV] = str(self.kill_rank)
+            env[protocol.KILL_AFTER_ENV] = str(self.kill_after_step)
+        if self.tear_save_after_step is not None:
+            env[protocol.TEAR_AFTER_ENV] = str(self.tear_save_after_step)
+        return env
+
+
+@dataclass(frozen=True)
+class ScriptLaunch:
+    name: str
+    script: Path  # inside the workspace, which is the cwd
+    args: tuple[str, ...]
+    world_size: int  # 0: a plain `python SCRIPT` (no torchrun, no RANK)
+    run_dir: Path
+    ckpt_dir: Path
+    timeout_s: float
+    faults: Faults = Faults()
+
+
+@dataclass
+class ScriptRun:
+    launch: ScriptLaunch
+    status: RunStatus
+    returncode: int | None
+    duration_s: float
+    root_cause: RootCause | None = None
+    hangs: dict[int, str] = field(default_factory=dict)  # rank -> where it was stuck
+
+    @property
+    def run_dir(self) -> Path:
+        return self.launch.run_dir
+
+    @property
+    def observe_dir(self) -> Path:
+        return self.launch.run_dir / protocol.OBSERVE_DIR
+
+    def ranks(self) -> list[int]:
+        return list(range(max(self.launch.world_size, 1)))
+
+    def stdout_path(self, rank: int) -> Path:
+        if self.launch.world_size == 0:
+            return self.run_dir / "stdout.log"
+        return rank_logs(self.run_dir).get(rank, {}).get("stdout", self.run_dir / "missing")
+
+    def stderr_path(self, rank: int) -> Path:
+        if self.launch.world_size == 0:
+            return self.run_dir / "stderr.log"
+        return rank_logs(self.run_dir).get(rank, {}).get("stderr", self.run_dir / "missing")
+
+    def summary(self) -> str:
+        """One line: how the run ended."""
+        if self.status == "ok":
+            return f"exit 0 in {self.duration_s:.1f} s"
+        if self.status == "timeout":
+            where = "; ".join(f"rank {r}: {w}" for r, w in sorted(self.hangs.items()))
+            text = f"deadline: killed after {self.launch.timeout_s:.0f} s"
+            return f"{text} ({where})" if where else text
+        cause = str(self.root_cause) if self.root_cause else f"exit {self.returncode}"
+        return f"{self.status}: {cause}{limit_hint(cause)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.launch.name,
+            "world_size": self.launch.world_size,
+            "args": list(self.launch.args),
+            "status": self.status,
+            "returncode": self.returncode,
+            "duration_s": round(self.duration_s, 3),
+            "run_dir": str(self.run_dir),
+            "summary": self.summary(),
+            "root_cause": self.root_cause.to_dict() if self.root_cause else None,
+            "hangs": {str(k): v for k, v in self.hangs.items()},
+        }
+
+
+_HINTS = (
+    ("MemoryError", "the address-space limit"),
+    ("File too large", "the file-size limit (stdout included)"),
+    ("SIGXFSZ", "the file-size limit (stdout included)"),
+    ("Resource temporarily unavailable", "the process limit"),
+)
+
+
+def limit_hint(cause: str) -> str:
+    for needle, hint in _HINTS:
+        if needle in cause:
+            return f" [hit {hint}: {LIMITS_TEXT}]"
+    return ""
+
+
+def command(launch: ScriptLaunch) -> list[str]:
+    user = ["-m", "trainer_lab.usercode.bootstrap", str(launch.script), *launch.args]
+    if launch.world_size == 0:
+        return [sys.executable, *user]
+    return [
+        sys.executable,
+        "-m",
+        "trainer_lab._torchrun",
+        "--standalone",
+        "--nnodes",
+        "1",
+        "--nproc-per-node",
+        str(launch.world_size),
+        "--max-restarts",
+        "0",
+        "--monitor-interval",
+        "0.1",
+        "--log-dir",
+        str(launch.run_dir / "logs"),
+        "--redirects",
+        "3",
+        *user,
+    ]
+
+
+def child_env(launch: ScriptLaunch) -> dict[str, str]:
+    extra = {
+        "CUDA_VISIBLE_DEVICES": "",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        protocol.OBSERVE_ENV: str(launch.run_dir / protocol.OBSERVE_DIR),
+        protocol.CKPT_ENV: str(launch.ckpt_dir),
+        **launch.faults.env(),
+    }
+    return worker_env(extra)
+
+
+def _dump_stacks(launch: ScriptLaunch, root: int) -> None:
+    """SIGUSR1 to every bootstrap process (their faulthandler writes all threads' stacks)."""
+    observe = launch.run_dir / protocol.OBSERVE_DIR
+    tree = set(descendants(root)) | {root}
+    asked = []
+    for path in observe.glob("pid-rank*-*"):
+        try:
+            pid = int(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if pid in tree:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGUSR1)
+                asked.append(pid)
+    deadline = time.monotonic() + STACK_WAIT_S
+    while asked and time.monotonic() < deadline:
+        sizes = [(observe / f).stat().st_size for f in os.listdir(observe) if f.startswith("stack")]
+        if sum(1 for s in sizes if s > 0) >= len(asked):
+            break
+        time.sleep(0.05)
+
+
+def session_members(sid: int) -> list[int]:
+    """Live processes in session `sid`: they outlive their parents (a fork bomb's orphans are
+    reparented away from our tree) but keep the session the launch started."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2 :].split()
+        if len(fields) > 3 and fields[3] == str(sid) and fields[0] not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+def sweep_session(sid: int) -> list[int]:
+    """SIGKILL (after SIGSTOP) every process left in the session, until none is left."""
+    killed: list[int] = []
+    for _ in range(50):
+        left = [pid for pid in session_members(sid) if pid not in killed]
+        if not left:
+            break
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGSTOP)
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        killed.extend(left)
+    wait_gone(killed)
+    return killed
+
+
+def run_script(launch: ScriptLaunch, cancel: threading.Event | None = None) -> ScriptRun:
+    """Run the script once; never outlives launch.timeout_s (plus the stack dump)."""
+    launch.run_dir.mkdir(parents=True, exist_ok=True)
+    launch.ckpt_dir.mkdir(parents=True, exist_ok=True)
+    (launch.run_dir / protocol.OBSERVE_DIR).mkdir(exist_ok=True)
+    plain = launch.world_size == 0
+    out_name = "stdout.log" if plain else "torchrun.log"
+    start = time.monotonic()
+    with (
+        (launch.run_dir / out_name).open("wb") as out,
+        (launch.run_dir / "stderr.log").open("wb") as err,
+    ):
+        proc = subprocess.Popen(
+            command(launch),
+            cwd=launch.script.parent,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err if plain else subprocess.STDOUT,
+            env=child_env(launch),
+            start_new_session=True,
+        )
+        ended = supervise(
+            proc,
+            start + launch.timeout_s,
+            cancel,
+            on_timeout=lambda: _dump_stacks(launch, proc.pid),
+        )
+    status = ended.stop
+    for pid in sweep_session(proc.pid):
+        reap(pid)
+    duration = time.monotonic() - start
+    final: RunStatus = status or ("ok" if proc.returncode == 0 else "error")
+    run = ScriptRun(launch, final, proc.returncode, duration)
+    if final == "timeout":
+        run.hangs = hang_summary(run.observe_dir, launch.script)
+    if final != "ok":
+        run.root_cause = _root_cause(run)
+    return run
+
+
+def _injected(run: ScriptRun) -> RootCause | None:
+    """The fault this launch injected, when it fired (it is then the root cause)."""
+    for event in save_events(run.observe_dir, run.ranks()):
+        if event["event"] == "killed":
+            step = event.get("pstep")
+            return RootCause(event["rank"], "signal", f"SIGKILLed as planned after step {step}")
+        if event["event"] == "torn":
+            path, step = event.get("path"), event.get("pstep")
+            return RootCause(
+                event["rank"], "signal", f"SIGKILLed as planned while saving {path} (step {step})"
+            )
+    return None
+
+
+def _root_cause(run: ScriptRun) -> RootCause:
+    injected = _injected(run)
+    if injected is not None:
+        return injected
+    failures = read_failures(run.run_dir)
+    launch = run.launch
+    if launch.world_size > 0:
+        return find_root_cause(
+            run.run_dir, failures, run.status, launch.timeout_s, launch.world_size
+        )
+    if failures:
+        first = failures[0]
+        return RootCause(0, "exception", f"{first['type']}: {first['message']}", first["traceback"])
+    code = run.returncode
+    if run.status in ("timeout", "cancelled"):
+        return RootCause(None, "hang", f"deadline after {launch.timeout_s:.0f} s")
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else code
+        return RootCause(0, "signal", f"killed by signal {name}")
+    return RootCause(0, "exit", f"exited with code {code}")

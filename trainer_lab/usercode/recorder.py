@@ -1,0 +1,232 @@
+"""What the bootstrap records about a user's script, without the script's cooperation (torch).
+
+- a global optimizer step pre/post hook: per optimizer step, a digest (exact equality), the L2
+  norm and a strided sample (magnitudes of differences) of the parameters before and after the
+  step and of the gradients, plus the size of the update;
+- the given dataset's fetch hook: which ids this rank fetched, and after how many steps;
+- torch.save / os.replace / os.rename into the checkpoint dir: who wrote which path when;
+- faults: SIGKILL this rank right after step N; tear the first checkpoint save after step N
+  (write half the bytes, then SIGKILL), as a crash in the middle of a save would.
+Every record is one JSON line appended with a single write, so a SIGKILL loses nothing written.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import hashlib
+import io
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+
+from trainer_lab.usercode import protocol
+
+SAMPLE = 64  # values per strided sample
+FULL_FLAT_MAX = 2_000_000  # above this many parameters the update size comes from the sample
+
+
+def _flat(tensors: list[torch.Tensor]) -> torch.Tensor:
+    if not tensors:
+        return torch.zeros(0, dtype=torch.float64)
+    return torch.cat([t.detach().reshape(-1).to("cpu", torch.float64) for t in tensors])
+
+
+def summarize(tensors: list[torch.Tensor]) -> dict[str, Any]:
+    digest = hashlib.sha256()
+    for t in tensors:
+        data = t.detach().to("cpu").contiguous().reshape(-1)
+        digest.update(str(data.dtype).encode())
+        digest.update(data.view(torch.uint8).numpy().tobytes())
+    flat = _flat(tensors)
+    n = flat.numel()
+    idx = torch.linspace(0, max(n - 1, 0), min(n, SAMPLE)).long()
+    return {
+        "digest": digest.hexdigest()[:32],
+        "norm": float(flat.norm()) if n else 0.0,
+        "numel": n,
+        "sample": flat[idx].tolist() if n else [],
+    }
+
+
+def _inside(path: str, root: Path) -> bool:
+    try:
+        return Path(path).resolve().is_relative_to(root)
+    except (OSError, ValueError):
+        return False
+
+
+def _target(f: Any) -> str | None:
+    if isinstance(f, str | os.PathLike):
+        return os.fspath(f)
+    name = getattr(f, "name", None)
+    return name if isinstance(name, str) else None
+
+
+class Recorder:
+    def __init__(self, observe_dir: Path, rank: int, env: dict[str, str]) -> None:
+        self.dir = observe_dir
+        self.rank = rank
+        self.pstep = 0  # optimizer steps this process has done
+        ckpt = env.get(protocol.CKPT_ENV)
+        self.ckpt_dir = Path(ckpt).resolve() if ckpt else None
+        kill_rank = env.get(protocol.KILL_RANK_ENV)
+        kill_after = env.get(protocol.KILL_AFTER_ENV)
+        self.kill_after = (
+            int(kill_after) if kill_after and kill_rank and int(kill_rank) == rank else None
+        )
+        tear = env.get(protocol.TEAR_AFTER_ENV)
+        self.tear_after = int(tear) if tear else None
+        self._fds: dict[str, int] = {}
+        self._pre: dict[str, Any] | None = None
+        self._pre_flat: torch.Tensor | None = None
+        self._stack_file: Any = None
+
+    # -- writing -------------------------------------------------------------------------------
+    def write(self, name: str, record: dict[str, Any]) -> None:
+        fd = self._fds.get(name)
+        if fd is None:
+            fd = os.open(self.dir / name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            self._fds[name] = fd
+        os.write(fd, (json.dumps(record) + "\n").encode())
+
+    # -- installation --------------------------------------------------------------------------
+    def install(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        register_optimizer_step_pre_hook(self._on_pre_step)
+        register_optimizer_step_post_hook(self._on_post_step)
+        self._wrap_save()
+        self._wrap_renames()
+        pid = os.getpid()
+        self._stack_file = open(self.dir / protocol.stack_file(self.rank, pid), "w")  # noqa: SIM115
+        faulthandler.register(signal.SIGUSR1, file=self._stack_file, all_threads=True)
+        (self.dir / protocol.pid_file(self.rank, pid)).write_text(str(pid))
+
+    def watch_dataset(self, module: Any) -> None:
+        module._on_fetch = self.on_fetch
+
+    # -- hooks ---------------------------------------------------------------------------------
+    @staticmethod
+    def _params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+        return [p for group in optimizer.param_groups for p in group["params"]]
+
+    def _on_pre_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        params = self._params(optimizer)
+        self._pre = summarize(params)
+        total = sum(p.numel() for p in params)
+        self._pre_flat = _flat(params) if total <= FULL_FLAT_MAX else None
+
+    def _on_post_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        self.pstep += 1
+        params = self._params(optimizer)
+        post = summarize(params)
+        grads = [p.grad for p in params if p.grad is not None]
+        if self._pre_flat is not None:
+            update = float((_flat(params) - self._pre_flat).norm())
+        else:
+            pre = torch.tensor((self._pre or {}).get("sample", []), dtype=torch.float64)
+            now = torch.tensor(post["sample"], dtype=torch.float64)
+            update = float((now - pre).norm()) if pre.shape == now.shape else 0.0
+        record = {
+            "pstep": self.pstep,
+            "time": time.time(),
+            "pre": self._pre,
+            "post": post,
+            "grad": summarize(grads),
+            "update_norm": update,
+        }
+        self.write(protocol.steps_file(self.rank), record)
+        if self.kill_after is not None and self.pstep == self.kill_after:
+            self.write(protocol.saves_file(self.rank), {"event": "killed", "pstep": self.pstep})
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def on_fetch(self, index: int) -> None:
+        record = {"pstep": self.pstep, "id": index, "pid": os.getpid()}
+        self.write(protocol.fetch_file(self.rank), record)
+
+    # -- checkpoint writes ---------------------------------------------------------------------
+    def _relative(self, path: str) -> str:
+        assert self.ckpt_dir is not None
+        try:
+            return str(Path(path).resolve().relative_to(self.ckpt_dir))
+        except ValueError:
+            return path
+
+    def _wrap_save(self) -> None:
+        original = torch.save
+        recorder = self
+
+        def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> Any:
+            path = _target(f)
+            inside = recorder.ckpt_dir is not None and path is not None
+            inside = inside and _inside(path, recorder.ckpt_dir)  # type: ignore[arg-type]
+            tear = recorder.tear_after is not None and recorder.pstep >= recorder.tear_after
+            if inside and tear:
+                recorder._tear(original, obj, f, path, args, kwargs)  # type: ignore[arg-type]
+            result = original(obj, f, *args, **kwargs)
+            if inside:
+                rel = recorder._relative(path)  # type: ignore[arg-type]
+                recorder.write(
+                    protocol.saves_file(recorder.rank),
+                    {"event": "save", "path": rel, "pstep": recorder.pstep, "pid": os.getpid()},
+                )
+            return result
+
+        torch.save = save
+
+    def _tear(self, original: Any, obj: Any, f: Any, path: str, args: Any, kwargs: Any) -> None:
+        buffer = io.BytesIO()
+        original(obj, buffer, *args, **kwargs)
+        data = buffer.getvalue()
+        half = data[: len(data) // 2]
+        if isinstance(f, str | os.PathLike):
+            with open(f, "wb") as out:
+                out.write(half)
+                out.flush()
+                os.fsync(out.fileno())
+        else:
+            f.write(half)
+            f.flush()
+        self.write(
+            protocol.saves_file(self.rank),
+            {
+                "event": "torn",
+                "path": self._relative(path),
+                "pstep": self.pstep,
+                "bytes": len(half),
+                "of": len(data),
+            },
+        )
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def _wrap_renames(self) -> None:
+        recorder = self
+        for name in ("replace", "rename"):
+            original = getattr(os, name)
+
+            def renamed(src: Any, dst: Any, *args: Any, _original: Any = original, **kw: Any):
+                result = _original(src, dst, *args, **kw)
+                target = _target(dst)
+                ckpt = recorder.ckpt_dir
+                if ckpt is not None and target is not None and _inside(target, ckpt):
+                    recorder.write(
+                        protocol.saves_file(recorder.rank),
+                        {
+                            "event": "rename",
+                            "src": recorder._relative(os.fspath(src)),
+                            "path": recorder._relative(target),
+                            "pstep": recorder.pstep,
+                            "pid": os.getpid(),
+                        },
+                    )
+                return result
+
+            setattr(os, name, renamed)
