@@ -39,7 +39,7 @@ commands:
                                     does (phases: skeleton, distributed, restart, torn,
                                     monitoring; default all); exit 0 all checks hold, 1 not
   drill mock contract               print the coding round's contract and dataset module
-  drill mock coding [--minutes N]   a coding round: write train.py beside the contract, ctrl+g
+  drill mock coding [--minutes N]   a coding round: write train.py beside the contract, ctrl+r
                                     grades it by running it; files in DRILL_HOME/rounds/<id>/
   drill mock coding resume [ID]     resume a coding round (default: the latest)
 
@@ -263,6 +263,9 @@ def cmd_grade(path: Path, phases: list[str], as_json: bool) -> int:
         result = grade(path, out_dir, phases=phases, on_progress=None if as_json else progress)
     except ScriptError as error:
         raise MockError(str(error)) from None
+    from drill.mock.coding.history import record_grading
+
+    record_grading(result, out_dir, lambda line: print(line, file=sys.stderr, flush=True))
     if as_json:
         print(json.dumps(result, indent=1, default=str))
     else:

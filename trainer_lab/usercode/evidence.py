@@ -153,3 +153,44 @@ def hang_summary(observe_dir: Path, script: Path) -> dict[int, str]:
         if where:
             found[int(match.group(1))] = where
     return found
+
+
+def write_events(run_dir: Path, observe_dir: Path, stdout_of: dict[int, Path]) -> list[Path]:
+    """The lab result contract's per-rank events (events-rank{R}.jsonl in run_dir), from what the
+    recorder saw: one step event per optimizer step with the ids fetched for it, the update size
+    and the parameter digest; rank 0's printed step line adds loss, epoch and phase times.
+    `step` is the script's own step number when its step lines show where it started."""
+    from trainer_lab.result import events_file
+
+    written = []
+    for rank, stdout in sorted(stdout_of.items()):
+        records = step_records(observe_dir, rank)
+        if not records:
+            continue
+        printed = {line["step"]: line for line in step_lines(stdout).lines}
+        offset = max(min(printed) - 1, 0) if printed else 0
+        ids: dict[int, list[int]] = {}
+        for done, sample in fetches(observe_dir, rank):
+            ids.setdefault(done + 1, []).append(sample)
+        lines = []
+        for record in records:
+            step = record["pstep"] + offset
+            line = printed.get(step, {})
+            phases = line.get("phases")
+            event = {
+                "event": "step",
+                "rank": rank,
+                "time": record.get("time"),
+                "step": step,
+                "epoch": line.get("epoch") if isinstance(line.get("epoch"), int) else None,
+                "loss": line["loss"] if line and math.isfinite(line["loss"]) else None,
+                "sample_ids": ids.get(record["pstep"], []),
+                "phases": phases if isinstance(phases, dict) else {},
+                "update_norm": record.get("update_norm"),
+                "param_digest": record["post"].get("digest"),
+            }
+            lines.append(json.dumps(event, default=str) + "\n")
+        path = run_dir / events_file(rank)
+        path.write_text("".join(lines))
+        written.append(path)
+    return written

@@ -35,6 +35,7 @@ from drill.mock.coding.contract import (
     LaunchPlan,
 )
 from trainer_lab.result import Check, LabResult, new_result, write_result
+from trainer_lab.usercode.evidence import write_events
 from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
 
@@ -216,6 +217,9 @@ def grade(
             cancel,
         )
         result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
+        for run in runs.values():  # the lab contract's per-rank events, per launch
+            stdout = {rank: run.stdout_path(rank) for rank in run.ranks()}
+            write_events(run.run_dir, run.observe_dir, stdout)
         phase_times = {}
         for phase in chosen:
             result["checks"].extend(phase_checks(phase, runs))

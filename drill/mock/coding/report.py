@@ -1,6 +1,8 @@
-"""The coding round's report: per round phase the time used and which checks held (with the
-grader's evidence), the code as submitted, a Markdown export, and the review cards that the
-failed checks point at (fed back once into the review schedule, as text rounds do).
+"""The coding round's report: per round phase the time used, which checks held (with the
+grader's evidence) and the rubric the notes are read against (pre-checked by drill.mock.coverage,
+pushback cards included), the notes and the code as submitted, a Markdown export, and the review
+cards that the failed checks and the weakly covered pushback cards point at (fed back once into
+the review schedule, as text rounds do).
 
     report = build_report(session)          # reads DRILL_HOME/rounds/<id>/grades/*/result.json
     print(to_markdown(report))
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.coverage import Coverage, cover
+from drill.mock.grading import feedback_rating
 from drill.mock.report import clock as fmt_clock
 from trainer_lab.result import read_result
 
@@ -55,11 +59,26 @@ def cards_for(check_name: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class RubricPrompt:
+    """A prompt of the talk track and how the notes cover each of its rubric bullets."""
+
+    text: str
+    bullets: list[tuple[str, str]]  # (bullet, Coverage value)
+    card_id: str | None = None
+    deck_id: str | None = None
+
+    def rating(self) -> int | None:
+        """The text round's rule: None all covered, Hard at least half, Again otherwise."""
+        return feedback_rating([status == Coverage.COVERED for _, status in self.bullets])
+
+
+@dataclass(frozen=True)
 class PhaseReport:
     title: str
     used_s: float
     budget_s: float
     checks: list[dict[str, Any]] = field(default_factory=list)  # {"name","passed","detail"}
+    rubric: list[RubricPrompt] = field(default_factory=list)  # the notes against the talk track
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,7 @@ class CodingReport:
     phases: list[PhaseReport]
     code: str
     grades: int  # how many gradings ran
+    notes: str = ""
 
     @property
     def checks(self) -> list[dict[str, Any]]:
@@ -81,6 +101,40 @@ class CodingReport:
             if not c["passed"]:
                 seen.update(dict.fromkeys(cards_for(c["name"])))
         return list(seen)
+
+    def pushback_ratings(self) -> list[tuple[str, str, int]]:
+        """(card id, deck id, rating) for the pushback cards the notes did not cover."""
+        found = []
+        for phase in self.phases:
+            for prompt in phase.rubric:
+                rating = prompt.rating()
+                if prompt.card_id and prompt.deck_id and rating is not None:
+                    found.append((prompt.card_id, prompt.deck_id, rating))
+        return found
+
+
+def notes_coverage(session: CodingSession, notes: str) -> list[list[RubricPrompt]]:
+    """Per round phase, the notes read against its talk-track rubric."""
+    from drill.mock.coding.talk import notes_rubric
+
+    rubric = notes_rubric(session)
+    cards = {" ".join(str(c.get("text", "")).split()): c for c in session.pushback}
+    found = []
+    for phase in CODING_PHASES:
+        prompts = []
+        for text, bullets in rubric.get(phase.id, []):
+            card = cards.get(text) if phase.id == "pushback" else None
+            covered = [(c.bullet, c.status.value) for c in cover(notes, bullets)]
+            prompts.append(
+                RubricPrompt(
+                    text,
+                    covered,
+                    card.get("card_id") if card else None,
+                    card.get("deck_id") if card else None,
+                )
+            )
+        found.append(prompts)
+    return found
 
 
 def _round_phase_of(grader_phase: str) -> int:
@@ -120,8 +174,10 @@ def build_report(
 ) -> CodingReport:
     results = grade_results(session.folder) if results is None else results
     clock = session.clock
+    notes = session.notes()
+    rubric = notes_coverage(session, notes)
     phases = [
-        PhaseReport(p.title, clock.state.used_s[i], clock.budgets_s[i], [])
+        PhaseReport(p.title, clock.state.used_s[i], clock.budgets_s[i], [], rubric[i])
         for i, p in enumerate(CODING_PHASES)
     ]
     for name, verdict in latest_checks(results).items():
@@ -132,7 +188,22 @@ def build_report(
         phases=phases,
         code=session.code(),
         grades=len(results),
+        notes=notes,
     )
+
+
+MARKS = {Coverage.COVERED.value: "x", Coverage.PARTIAL.value: "~", Coverage.MISSED.value: " "}
+
+
+def _fenced(text: str, language: str) -> list[str]:
+    fence = "`" * max(3, 1 + max((len(run) for run in _backtick_runs(text)), default=0))
+    return [f"{fence}{language}", text.rstrip("\n"), fence]
+
+
+def _backtick_runs(text: str) -> list[str]:
+    import re
+
+    return re.findall(r"`+", text)
 
 
 def to_markdown(report: CodingReport) -> str:
@@ -158,11 +229,17 @@ def to_markdown(report: CodingReport) -> str:
             lines.append(f"- [{mark}] `{c['name']}`: {c['detail']}")
         if not phase.checks and phase is not report.phases[-1]:
             lines.append("- (nothing graded in this phase)")
+        for prompt in phase.rubric:
+            card = f" (card {prompt.card_id})" if prompt.card_id else ""
+            lines += ["", f"Notes rubric{card}: {prompt.text}", ""]
+            lines += [f"- [{MARKS[status]}] {bullet}" for bullet, status in prompt.bullets]
     cards = report.failed_cards()
-    if cards:
-        lines += ["", "## Fed back to review", "", *(f"- {c}" for c in cards)]
-    fence = "````" if "```" in report.code else "```"
-    lines += ["", "## train.py as submitted", "", f"{fence}python", report.code.rstrip("\n"), fence]
+    pushback = [(c, r) for c, _deck, r in report.pushback_ratings()]
+    if cards or pushback:
+        lines += ["", "## Fed back to review", "", *(f"- {c} (Again)" for c in cards)]
+        lines += [f"- {c} ({'Again' if r == AGAIN else 'Hard'}, pushback)" for c, r in pushback]
+    lines += ["", "## Notes as submitted", "", *_fenced(report.notes, "text")]
+    lines += ["", "## train.py as submitted", "", *_fenced(report.code, "python")]
     return "\n".join(lines) + "\n"
 
 
@@ -172,7 +249,8 @@ def feed_back(
     rate: Callable[[str, str, int], None],
     deck_of: Callable[[str], str],
 ) -> list[str]:
-    """Rate the failed checks' cards Again, once per round (a marker file remembers it)."""
+    """Rate the failed checks' cards Again and the pushback cards the notes left uncovered by the
+    text round's rule, once per round (a marker file remembers it)."""
     marker = session.folder / FEEDBACK_FILE
     if marker.exists() or not report.grades:
         return []
@@ -185,5 +263,9 @@ def feed_back(
             continue
         rate(card_id, deck_id, AGAIN)
         rated.append(card_id)
+    for card_id, deck_id, rating in report.pushback_ratings():
+        if card_id not in rated:
+            rate(card_id, deck_id, rating)
+            rated.append(card_id)
     marker.write_text(json.dumps({"rated": rated}))
     return rated

@@ -73,6 +73,11 @@ class CodingSession:
         except ValueError:  # a state.json from another time table: start the clock over
             self.clock = RoundClock(budgets, now=now)
         self.scale = float(state.get("scale", 1.0))
+        found = state.get("pushback")
+        # The pushback phase's hard cards, chosen once (drill.mock.coding.talk), kept for resume.
+        self.pushback: list[dict] = (
+            [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+        )
 
     @classmethod
     def create(cls, rounds_dir: Path, minutes: float | None = None, **kw) -> CodingSession:
@@ -152,4 +157,6 @@ class CodingSession:
         if notes is not None:
             _write_atomic(self.notes_path, notes)
         state = {"scale": self.scale, "clock": self.clock.state.to_dict()}
+        if self.pushback:
+            state["pushback"] = self.pushback
         _write_atomic(self.folder / STATE_FILE, json.dumps(state))

@@ -13,7 +13,7 @@ class Variant:
     id: str
     title: str
     phases: tuple[str, ...]
-    expect: tuple[str, ...]  # the checks it must fail; every other check of `phases` holds
+    expect: tuple[str, ...]  # the checks it must fail; every other check of every phase holds
     patches: tuple[tuple[str, str], ...]
 
     def source(self, base: str | None = None) -> str:

@@ -3,13 +3,16 @@
 Left: the prompt and contract, then a notes pane. Right: train.py in a TextArea with Python
 highlighting (ctrl+e opens it in $EDITOR instead, the app suspended meanwhile). ctrl+r grades the
 file against the current phase's checks in a worker thread (user code runs in subprocesses,
-never in this process); the verdicts show below the editor. The file and the notes are saved
-every few seconds, on ctrl+s, on every phase change and on leaving.
+never in this process); the verdicts show below the editor, and each grading is recorded in the
+lab history. The pushback phase shows the round's hard cards above the contract (answer them in
+the notes). The file and the notes are saved every few seconds, on ctrl+s, on every phase change
+and on leaving.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import threading
@@ -17,7 +20,7 @@ from typing import ClassVar
 
 from rich.markup import escape
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
@@ -30,6 +33,21 @@ from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.report import clock as fmt_clock
 
 AUTOSAVE_S = 3.0
+
+
+def reflow(text: str) -> str:
+    """The contract for a narrow pane: a paragraph's (or a numbered item's) hard-wrapped lines
+    joined, so the pane wraps them; indented blocks (the JSON example, the table) kept."""
+    out: list[str] = []
+    for line in text.splitlines():
+        prev = out[-1] if out else ""
+        plain = bool(prev.strip()) and not prev.startswith(" ") and not line.startswith(" ")
+        item = re.match(r" {5}\S", line) and re.match(r" {2}\d\.| {5}\S", prev)
+        if line.strip() and prev.strip() and (plain or item):
+            out[-1] = f"{prev} {line.strip()}"
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def verdict_lines(result: dict) -> list[str]:
@@ -51,6 +69,8 @@ class CodingRoundScreen(Screen[None]):
     #split { height: 1fr; }
     #left { width: 2fr; }
     #contract { height: 2fr; padding: 0 1; }
+    #pushback { display: none; padding-bottom: 1; }
+    #pushback.shown { display: block; }
     #notes { height: 1fr; }
     #right { width: 3fr; }
     #editor { height: 2fr; }
@@ -91,7 +111,8 @@ class CodingRoundScreen(Screen[None]):
         with Horizontal(id="split"):
             with Vertical(id="left"):
                 with VerticalScroll(id="contract"):
-                    yield Static(CONTRACT, markup=False)
+                    yield Static("", id="pushback")
+                    yield Static(reflow(CONTRACT), markup=False, id="contract-text")
                 yield TextArea(self.notes, id="notes", soft_wrap=True)
             with Vertical(id="right"):
                 yield TextArea.code_editor(self.code, language="python", id="editor")
@@ -101,12 +122,15 @@ class CodingRoundScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#notes", TextArea).border_title = "Notes"
-        self.query_one("#editor", TextArea).border_title = self._script_label()
+        editor = self.query_one("#editor", TextArea)
+        editor.border_title = self._script_label()
+        editor.focus()  # type at once; tab moves to the notes
         if self.session.clock.total_used_s() > 0:
             self.notify("Round resumed where it was saved. F2 continues the clock.", timeout=6)
         else:
             self.session.clock.start()
         self._render_clock()
+        self._maybe_pushback()
         self.set_interval(self.tick_s, self.tick_now)
         self.set_interval(AUTOSAVE_S, self.action_save)
 
@@ -134,6 +158,7 @@ class CodingRoundScreen(Screen[None]):
                 self.notify(f"Time is up for: {title}", title="Phase alarm", severity="warning")
             elif isinstance(event, PhaseAdvanced):
                 self.action_save()
+                self._maybe_pushback()
                 if event.reason == "auto":  # the phase's time is up: its checks run by themselves
                     self._start_grading(CODING_PHASES[event.previous].grades)
             elif isinstance(event, RoundFinished):
@@ -156,6 +181,39 @@ class CodingRoundScreen(Screen[None]):
         )
         paused = clock.status is Status.PAUSED
         self.query_one("#run-state", Static).update("PAUSED (F2 resumes)" if paused else "")
+
+    # --- pushback ------------------------------------------------------------------------------
+    def _maybe_pushback(self) -> None:
+        """In the pushback phase: ask the round's hard cards (chosen once, off the UI thread)."""
+        if self.session.phase.id != "pushback" or self.session.finished:
+            return
+        if self.session.pushback:
+            self._show_pushback(self.session.pushback)
+        else:
+            self._choose_pushback()
+
+    @work(thread=True, exclusive=True, group="pushback")
+    def _choose_pushback(self) -> None:
+        from drill.mock.coding.talk import choose_pushback
+        from drill.mock.errors import MockError
+
+        try:
+            cards = choose_pushback(self.session, self.deck_dirs)
+        except (MockError, OSError, ValueError) as error:
+            message = f"No pushback cards: {error}"
+            self.app.call_from_thread(self.notify, message, severity="warning")
+            return
+        self.app.call_from_thread(self._show_pushback, cards)
+
+    def _show_pushback(self, cards: list[dict]) -> None:
+        if not cards:
+            return
+        lines = ["[b]Pushback: the interviewer asks (answer in the notes)[/b]"]
+        lines += [f"{i}. {escape(str(c.get('text', '')))}" for i, c in enumerate(cards, 1)]
+        box = self.query_one("#pushback", Static)
+        box.update("\n".join(lines))
+        box.add_class("shown")
+        self.query_one("#contract", VerticalScroll).scroll_home(animate=False)
 
     # --- actions -------------------------------------------------------------------------------
     def action_save(self) -> None:
@@ -199,6 +257,9 @@ class CodingRoundScreen(Screen[None]):
         try:
             with self.app.suspend():
                 subprocess.run([*editor, str(self.session.script)], check=False)
+        except SuspendNotSupported:
+            self.notify(f"ctrl+e needs a terminal; the file is {self.session.script}")
+            return
         except (OSError, subprocess.SubprocessError) as error:
             self.notify(f"could not start the editor: {error}", severity="error")
         self.query_one("#editor", TextArea).load_text(self.session.code())
@@ -227,11 +288,20 @@ class CodingRoundScreen(Screen[None]):
         try:
             result = grade(self.session.script, out_dir, phases=phases, cancel=self.cancel)
             text = "\n".join(verdict_lines(dict(result)))
+            text += self._record(dict(result), out_dir)
             if self.session.finished and not self.cancel.is_set():
                 text += self._feed_back()
         except Exception as error:
             text = f"[red]grading failed:[/] {escape(f'{type(error).__name__}: {error}')}"
         self.app.call_from_thread(self._show_verdicts, text)
+
+    def _record(self, result: dict, out_dir) -> str:
+        """Record the grading in the lab history; a notice line when that failed."""
+        from drill.mock.coding.history import record_grading
+
+        notices: list[str] = []
+        record_grading(result, out_dir, notices.append)
+        return "".join(f"\n[yellow]{escape(n)}[/]" for n in notices)
 
     def _feed_back(self) -> str:
         """Rate the failed checks' cards once the round is over (the text rounds' feedback)."""

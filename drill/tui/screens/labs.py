@@ -50,6 +50,7 @@ class LabsScreen(Screen[None]):
         self.runs_root = runs_root
         self._runs: list[RunRecord] = []
         self._names: list[str] = []
+        self._not_runnable: set[str] = set()
 
     @property
     def db(self) -> Database | None:
@@ -94,6 +95,7 @@ class LabsScreen(Screen[None]):
         self._say(found.notice)
         rows = found.value or []
         self._names = [r.name for r in rows]
+        self._not_runnable = {r.name for r in rows if not r.runnable}
         for lab in rows:
             table.add_row(lab.name, lab.group, str(lab.cards), lab.last, lab.summary, key=lab.name)
         if self._names:
@@ -129,6 +131,9 @@ class LabsScreen(Screen[None]):
     def action_run(self) -> None:
         lab = self.selected_lab()
         if lab is None:
+            return
+        if lab in self._not_runnable:
+            self.notify(f"{lab} is not a lab to run here; tab to its past runs to open one.")
             return
         from drill.tui.screens.lab_panel import LabPanelScreen
 

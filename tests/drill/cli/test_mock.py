@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from drill.cli.main import main
+from drill.mock.coding.grader import CHECK_NAMES
 from drill.mock.round import MockRun
 from tests.support.clocks import FakeClock
 from tests.support.mock_rounds import CARDS, open_store, tiny_round
@@ -118,6 +119,27 @@ def test_grade_shows_a_syntax_error_with_file_and_line_and_exits_1(drill_home, t
     assert "FAIL  skeleton.exits       not run: train.py:3: SyntaxError: invalid syntax" in out
     assert "0/3 checks hold" in out
     assert str(drill_home / "runs" / "mock-coding-") in out
+
+
+def test_a_grading_is_listed_in_the_lab_history(drill_home, tmp_path, capsys):
+    from drill.labs.history import LabHistory
+    from drill.labs.overview import LabsOverview
+    from drill.review.database import open_app_database
+
+    script = tmp_path / "mine.py"
+    script.write_text("def main(:\n")
+    assert main(["mock", "grade", str(script), "--phase", "skeleton"]) == 1
+    db = open_app_database()
+    try:
+        [record] = LabHistory(db).runs(lab="mock-coding")
+        assert record.status == "failed"
+        assert record.summary["failed_checks"] == list(CHECK_NAMES["skeleton"])
+        assert record.load_result()["checks"][0]["detail"].startswith("not run: train.py:1:")
+        rows = {row.name: row for row in LabsOverview(db=db).rows().value}
+        assert rows["mock-coding"].runnable is False
+        assert rows["mock-coding"].last == record.short()
+    finally:
+        db.close()
 
 
 def test_grade_json_is_the_result_file(drill_home, tmp_path, capsys):

@@ -4,6 +4,8 @@ verdict. Real torchrun runs (lab marker); each test runs only the phases it need
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from drill.mock.coding.contract import model_answer_source, starter_source
@@ -24,6 +26,15 @@ def test_the_model_answer_passes_every_check(tmp_path):
     assert result["status"] == "ok"
     assert "bit-identical" in detail(result, "restart.matches_uninterrupted")
     assert read_result(tmp_path / "out") == result
+    # the lab contract's per-rank events, per launch: steps with the ids fetched for them
+    w2 = tmp_path / "out" / "runs" / "w2"
+    events = [json.loads(line) for line in (w2 / "events-rank1.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in events] == list(range(1, 17))
+    assert all(len(e["sample_ids"]) == 4 for e in events)
+    rank0 = [json.loads(line) for line in (w2 / "events-rank0.jsonl").read_text().splitlines()]
+    assert all(e["loss"] is not None and len(e["phases"]) == 5 for e in rank0)
+    resumed = (tmp_path / "out" / "runs" / "resume" / "events-rank0.jsonl").read_text()
+    assert json.loads(resumed.splitlines()[0])["step"] == 9  # the script's own step numbers
     assert {launch["name"] for launch in result["launches"]} == {
         "single",
         "w2",
@@ -37,7 +48,9 @@ def test_the_model_answer_passes_every_check(tmp_path):
 
 @pytest.mark.parametrize("variant", load_variants(), ids=lambda v: v.id)
 def test_each_broken_variant_fails_exactly_its_checks(variant, tmp_path):
-    result = grade_source(variant.source(), tmp_path, variant.phases)
+    """Graded on every phase (not only those its change reaches): no other check may fail."""
+    result = grade_source(variant.source(), tmp_path, tuple(CHECK_NAMES))
+    assert sorted(c["name"] for c in result["checks"]) == ALL_CHECKS
     assert failed(result) == sorted(variant.expect), [
         (c["name"], c["detail"]) for c in result["checks"] if not c["passed"]
     ]

@@ -109,3 +109,43 @@ def test_cli_report_coding_prints_markdown(drill_home, capsys):
     out = capsys.readouterr().out
     assert "FAIL  distributed.exactly_once" in out
     assert main(["mock", "report", "coding", "99"]) == 2
+
+
+def test_the_notes_are_read_against_the_talk_track_rubric_and_pushback_cards_are_rated(tmp_path):
+    session = played_round(tmp_path / "rounds")
+    session.pushback = [
+        {"card_id": "hard-x", "deck_id": "staff-hard", "text": "Why  not FSDP?",
+         "rubric": ["sharding memory savings", "all-gather communication cost"]},
+    ]  # fmt: skip
+    session.save(notes="Ask about GPU availability. Use DistributedSampler with set_epoch.")
+    report = build_report(session)
+    clarify, distributed, pushback = report.phases[0], report.phases[2], report.phases[4]
+    assert report.notes.startswith("Ask about GPU availability")
+    assert ("GPU availability or CPU-safe design", "covered") in clarify.rubric[0].bullets
+    assert ("DistributedSampler with set_epoch", "covered") in distributed.rubric[0].bullets
+    card = pushback.rubric[-1]
+    assert (card.text, card.card_id, card.deck_id) == ("Why not FSDP?", "hard-x", "staff-hard")
+    assert [status for _, status in card.bullets] == ["missed", "missed"]
+    assert report.pushback_ratings() == [("hard-x", "staff-hard", 1)]
+
+    md = to_markdown(report)
+    assert "Notes rubric: The interviewer says:" in md
+    assert "- [x] DistributedSampler with set_epoch" in md
+    assert "Notes rubric (card hard-x): Why not FSDP?\n\n- [ ] sharding memory savings" in md
+    assert "- hard-x (Again, pushback)" in md
+    assert "## Notes as submitted\n\n```text\nAsk about GPU availability." in md
+
+    rated: list[tuple[str, str, int]] = []
+    decks = {"map-sampler-state-correctness": "interview-map"}
+    assert feed_back(session, report, lambda *a: rated.append(a), decks.__getitem__) == [
+        "map-sampler-state-correctness",
+        "hard-x",
+    ]
+    assert rated[-1] == ("hard-x", "staff-hard", 1)
+
+
+def test_code_with_a_fence_inside_stays_inside_its_block(tmp_path):
+    session = played_round(tmp_path / "rounds")
+    session.save(code='DOC = """\n````\n"""\n')
+    md = to_markdown(build_report(session))
+    assert '`````python\nDOC = """\n````\n"""\n`````' in md

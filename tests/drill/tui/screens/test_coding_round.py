@@ -17,6 +17,7 @@ async def test_typing_is_saved_and_a_resumed_round_shows_it(tmp_path):
         editor = app.screen.query_one("#editor")
         assert editor.text == starter_source()
         assert editor.language == "python"
+        assert app.focused is editor  # a new round types into train.py at once
         editor.load_text("print('hello')\n")
         app.screen.query_one("#notes").load_text("ask about GPUs")
         await pilot.press("ctrl+s")
@@ -125,3 +126,110 @@ async def test_checks_run_by_themselves_when_a_phase_times_out_and_all_at_the_en
         await pilot.press("f10")  # the end: every phase's checks
         await until(pilot, lambda: len(graded) == 2 and not app.screen.grading)
     assert graded[1] == ("skeleton", "distributed", "restart", "torn", "monitoring")
+
+
+@run_async
+async def test_typing_goes_on_while_the_checks_run(tmp_path, monkeypatch):
+    import threading
+
+    from drill.tui.screens import coding_round
+    from trainer_lab.result import new_result
+
+    release = threading.Event()
+
+    def slow_grade(script, out_dir, phases, cancel):  # blocks until the test lets it finish
+        release.wait(30)
+        return new_result("mock-coding", {}, 2, out_dir)
+
+    monkeypatch.setattr(coding_round, "grade", slow_grade)
+    app = CodingApp(CodingSession.create(tmp_path / "rounds"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        editor = app.screen.query_one("#editor")
+        editor.load_text("")
+        editor.focus()
+        await pilot.press("ctrl+r")
+        assert app.screen.grading
+        await pilot.press("x", "=", "1")
+        assert editor.text == "x=1" and app.screen.grading  # typed while the grading runs
+        release.set()
+        await until(pilot, lambda: not app.screen.grading)
+
+
+@run_async
+async def test_ctrl_e_edits_the_file_in_the_external_editor_then_reloads_it(tmp_path, monkeypatch):
+    import contextlib
+    import sys
+
+    fake_editor = tmp_path / "ed.py"
+    fake_editor.write_text("import sys\nopen(sys.argv[1], 'a').write('# from $EDITOR\\n')\n")
+    monkeypatch.setenv("VISUAL", f"{sys.executable} {fake_editor}")
+    session = CodingSession.create(tmp_path / "rounds")
+    app = CodingApp(session)
+    suspended: list[bool] = []
+
+    @contextlib.contextmanager
+    def suspend():  # a headless test has no terminal to hand over: record the hand-over
+        suspended.append(True)
+        yield
+
+    async with app.run_test(size=(140, 40)) as pilot:
+        monkeypatch.setattr(app, "suspend", suspend)
+        app.screen.query_one("#editor").load_text("print('mine')\n")
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        assert suspended == [True]
+        assert app.screen.query_one("#editor").text == "print('mine')\n# from $EDITOR\n"
+    assert session.script.read_text() == "print('mine')\n# from $EDITOR\n"
+
+
+@run_async
+async def test_ctrl_e_without_a_terminal_says_where_the_file_is(tmp_path):
+    from tests.support.pilot import Notices
+
+    session = CodingSession.create(tmp_path / "rounds")
+    notices = Notices()
+    app = CodingApp(session)
+    async with app.run_test(size=(140, 40), message_hook=notices) as pilot:
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+    assert any(
+        f"ctrl+e needs a terminal; the file is {session.script}" in m for m, _ in notices.shown
+    )
+
+
+@run_async
+async def test_the_pushback_phase_asks_hard_cards_and_a_resume_asks_the_same(drill_home):
+    from drill.decks.loader import load_decks
+    from drill.mock.coding.session import default_rounds_dir
+
+    session = CodingSession.create(default_rounds_dir())
+    app = CodingApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert "shown" not in app.screen.query_one("#pushback").classes
+        await pilot.press("f3", "f3", "f3", "f3")  # to the pushback phase
+        assert session.phase.id == "pushback"
+        await until(pilot, lambda: "Pushback" in text_of(pilot, "#pushback"))
+        text = text_of(pilot, "#pushback")
+        assert "shown" in app.screen.query_one("#pushback").classes
+    cards = {c.id: c for d in load_decks().decks for c in d.deck.cards}
+    asked = CodingSession.latest(default_rounds_dir()).pushback
+    assert len(asked) == 3
+    for card in asked:
+        assert cards[card["card_id"]].level == "hard"
+        assert "phase-pushback" in cards[card["card_id"]].tags
+        assert " ".join(card["text"].split())[:40] in " ".join(text.split())
+    app = CodingApp(CodingSession.latest(default_rounds_dir()))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: "Pushback" in text_of(pilot, "#pushback"))
+        assert text_of(pilot, "#pushback") == text
+
+
+def test_the_contract_pane_reflows_paragraphs_and_keeps_indented_blocks():
+    from drill.mock.coding.contract import CONTRACT
+    from drill.tui.screens.coding_round import reflow
+
+    text = reflow(CONTRACT)
+    assert "`ToyDataset()` is map-style with 48 samples; item i is (i, x, y)" in text
+    assert "resume by itself from the newest complete checkpoint in DIR;" in text
+    assert '\n       {"step": 5, "loss": 0.41,' in text  # the JSON example stays a block
+    assert "\n  torn         killed in the middle of a checkpoint save" in text
