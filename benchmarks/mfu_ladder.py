@@ -16,7 +16,14 @@ Measured so far (write new figures here with the machine and its load):
   written-out attention at T 64), compile skipped, fused_adamw 3,019 (4.9 %), large_batch
   3,901 (6.3 %), activation_checkpointing 3,383 (0.87x the top rung). Tokens/s move ~2x between
   runs with the load: compare rungs within one run (their steps interleave), not across runs.
-- GPU: NOT MEASURED in the session that built the ladder (no GPU was lent to it). The target
+- CPU, 2-core AMD EPYC box WITHOUT avx512/bf16 instructions (same default params), torch 2.13,
+  load average ~2 (other sessions' tests), peak = measured fp32 matmul 90.1 GFLOP/s (bf16 only
+  1.3): fp32_eager 10,682 tokens/s (32.6 % MFU), bf16_autocast 1,122 (3.4 %: 0.10x, bf16 is
+  emulated on this CPU), sdpa 1,059 (3.2 %), compile skipped, fused_adamw 1,208 (3.7 %),
+  large_batch 1,138 (3.5 %), activation_checkpointing 937 (0.82x the top rung); counter: 6N and
+  12LHQT exact, SDPA model 0, checkpointing recompute x1.214 (full forward x1.310). The ladder's
+  order is a GPU order: on a CPU without bf16 units the first rung is the fastest.
+- GPU: NOT MEASURED (no GPU was lent to the sessions that built and audited the ladder). The target
   is >= 60 % MFU at the top rung on one H100/H200 (bf16 dense datasheet peak 989 TFLOP/s);
   DESIGN.md records 58.1 % for a d 4096, 8-layer GPT at batch 8 with bf16 + compile.
 """

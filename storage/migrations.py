@@ -15,6 +15,8 @@ import sqlite3
 from storage.errors import DatabaseError
 from storage.schema_names import (
     CARD_STATE,
+    EXERCISE_ATTEMPT,
+    EXERCISE_PROGRESS,
     LAB_RUN,
     MOCK_GRADE,
     MOCK_PROMPT,
@@ -142,7 +144,34 @@ V4 = [
     f"ALTER TABLE {CARD_STATE} ADD COLUMN leech BOOLEAN NOT NULL DEFAULT 0",
 ]
 
-MIGRATIONS: list[list[str]] = [V1, V2, V3, V4]
+# v5: exercises (drill.exercises): one progress row per started exercise, one attempt row per check.
+V5 = [
+    f"""CREATE TABLE {EXERCISE_PROGRESS} (
+        name VARCHAR NOT NULL PRIMARY KEY,
+        started_at DATETIME NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        hints_shown INTEGER NOT NULL DEFAULT 0,
+        solution_viewed BOOLEAN NOT NULL DEFAULT 0,
+        last_status VARCHAR,
+        last_checked_at DATETIME,
+        solved_at DATETIME,
+        rated INTEGER
+    )""",
+    f"""CREATE TABLE {EXERCISE_ATTEMPT} (
+        id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+        name VARCHAR NOT NULL,
+        checked_at DATETIME NOT NULL,
+        status VARCHAR NOT NULL,
+        passed INTEGER NOT NULL,
+        total INTEGER NOT NULL,
+        duration_s FLOAT NOT NULL,
+        failed_json VARCHAR NOT NULL,
+        run_dir VARCHAR NOT NULL
+    )""",
+    f"CREATE INDEX ix_{EXERCISE_ATTEMPT}_name ON {EXERCISE_ATTEMPT} (name)",
+]
+
+MIGRATIONS: list[list[str]] = [V1, V2, V3, V4, V5]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -8,6 +8,8 @@ MOCK_PROMPT = "mock_prompt"
 MOCK_GRADE = "mock_grade"
 MOCK_REPORT = "mock_report"
 LAB_RUN = "lab_run"  # storage.lab_tables; schema v3
+EXERCISE_PROGRESS = "exercise_progress"  # storage.exercise_tables; schema v5
+EXERCISE_ATTEMPT = "exercise_attempt"
 
 # card_state columns (one row per card that was ever reviewed, buried or suspended)
 CARD_STATE_COLUMNS = (

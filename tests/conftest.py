@@ -39,6 +39,18 @@ def drill_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def _cpu_path_unless_marked_gpu(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Labs take CUDA (NCCL with W <= visible GPUs) whenever it is visible, and the lab tests'
+    numbers are the CPU path's: a test not marked `gpu` hides CUDA from every process it starts
+    (CUDA_VISIBLE_DEVICES="" reaches torchrun and the ranks through the launcher's env), so the
+    suite passes on a GPU machine too. GPU tests carry `gpu` (tests.support.devices.needs_cuda)."""
+    if request.node.get_closest_marker("gpu") is None:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+
+
 @pytest.fixture
 def home(drill_home: Path) -> Path:
     """The isolated DRILL_HOME under its short name."""

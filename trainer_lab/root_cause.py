@@ -101,6 +101,19 @@ def torchrun_exit_codes(run_dir: Path) -> dict[int, int]:
     return {int(rank): int(code) for rank, code in _FAILURE.findall(text)}
 
 
+def torchrun_root_cause_rank(run_dir: Path) -> int | None:
+    """The rank torchrun's own report calls "Root Cause (first observed failure)": the first
+    rank to exit with an error, often a peer that timed out rather than the culprit."""
+    try:
+        text = (run_dir / TORCHRUN_LOG).read_text(errors="replace")
+    except OSError:
+        return None
+    if "Root Cause" not in text:
+        return None
+    found = _ROOT_RANK.search(text.split("Root Cause", 1)[-1])
+    return int(found.group(1)) if found else None
+
+
 _SIGNAL = re.compile(r"Signal (\d+) \((\w+)\) received by PID (\d+)")
 _ROOT_RANK = re.compile(r"rank\s*:\s*(\d+)")
 _ROOT_EXIT = re.compile(r"exitcode\s*:\s*(-?\d+)")

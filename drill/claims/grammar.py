@@ -200,3 +200,15 @@ def evaluate(claim: Claim | str, observations: dict[str, Any]) -> ClaimOutcome:
             failures.append(str(error))
     detail = "; ".join(failures) if failures else "holds"
     return ClaimOutcome(parsed.text, not failures, observed, detail)
+
+
+def out_of_scope(where: str, observations: dict[str, Any]) -> str | None:
+    """A card's `where:` against a run: None when its claims apply here (no `where:`, or it
+    holds), else why they do not, e.g. "not where device == cpu (device=cuda)"."""
+    if not where:
+        return None
+    outcome = evaluate(where, observations)
+    if outcome.passed:
+        return None
+    observed = ", ".join(f"{name}={value}" for name, value in outcome.observed.items())
+    return f"not where {where}" + (f" ({observed})" if observed else "")

@@ -193,13 +193,18 @@ def _print_verify(
     rows = report.failures if args.failures_only else report.rows
     for row in rows:
         verdict = "[green]holds[/green]"
-        if not row.passed:
+        if row.skipped:
+            verdict = "[yellow]skipped on this device[/yellow]"
+        elif not row.passed:
             verdict = f"[red]FAILS[/red] {escape(row.detail)}"
         cells = (row.card_id, row.lab, row.claim, row.observed)
         table.add_row(*(escape(cell) for cell in cells), verdict)
     if rows:
         console.print(table)
     summary = f"{len(report.rows)} claim(s) on {n_cards} card(s), {runs} in {elapsed:.1f} s"
+    skipped = len(report.skipped)
+    if skipped:
+        summary += f" ({skipped} skipped: their card's `where:` does not hold on this device)"
     failed = len(report.failures)
     if failed or problems:
         console.print(f"[red]{summary}: {failed} failed, {problems} deck problem(s)")

@@ -19,7 +19,7 @@ from typing import Any
 
 from drill.paths import cache_dir
 
-DECK_SCHEMA_VERSION = 2
+DECK_SCHEMA_VERSION = 3
 CACHE_FORMAT = "drill-deck-cache"
 
 Check = Callable[[Any], bool]
@@ -72,6 +72,7 @@ LAB_FIELDS: dict[str, Check] = {
     "params": _dict_of(_param),
     "world_size": _optional(_int),
     "expect": _list_of(_str),
+    "where": _str,
 }
 PREDICT_FIELDS: dict[str, Check] = {
     "ask": _str,
@@ -88,6 +89,7 @@ CARD_FIELDS: dict[str, Check] = {
     "replaces": _list_of(_str),
     "lab": _optional(_record(LAB_FIELDS)),
     "predict": _optional(_record(PREDICT_FIELDS)),
+    "exercise": _optional(_str),
 }
 DECK_FIELDS: dict[str, Check] = {
     "deck": _str,

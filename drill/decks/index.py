@@ -122,6 +122,7 @@ class CardRecord:
     lab: dict[str, Any] | None
     predict: dict[str, Any] | None
     hash: str
+    exercise: str | None = None
 
     def content_hash(self) -> str:
         return self.hash
@@ -270,6 +271,7 @@ def record_of(entry: FileEntry, card: dict[str, Any]) -> CardRecord:
         lab=card.get("lab"),
         predict=card.get("predict"),
         hash=entry.hashes[card["id"]],
+        exercise=card.get("exercise"),
     )
 
 

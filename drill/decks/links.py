@@ -71,6 +71,9 @@ def card_link_problems(card: Card) -> list[tuple[str, str]]:
         found.append(("lab", f"lab {spec.name} needs world_size >= {spec.min_world_size}"))
     for text in card.lab.expect:
         found.extend(("lab", m) for m in _claim_problems(spec, text, f"expect {text!r}")[1])
+    if card.lab.where:
+        where = card.lab.where
+        found.extend(("lab", m) for m in _claim_problems(spec, where, f"where {where!r}")[1])
     if card.predict is not None:
         claims: list[tuple[str, Claim]] = []
         for choice in card.predict.choices:
@@ -94,4 +97,20 @@ def check_lab_links(loaded: LoadedDeck) -> list[Problem]:
     ]
 
 
-LAB_LINK_CHECKS = (check_lab_links,)
+def check_exercise_links(loaded: LoadedDeck) -> list[Problem]:
+    """A card's `exercise:` names an exercise in trainer_lab's exercise catalogue."""
+    from trainer_lab.exercises.catalogue import EXERCISES
+
+    return [
+        Problem(
+            loaded.path,
+            loaded.line_of(card.id, "exercise"),
+            card.id,
+            f"unknown exercise '{card.exercise}' (valid: {', '.join(sorted(EXERCISES))})",
+        )
+        for card in loaded.deck.cards
+        if card.exercise is not None and card.exercise not in EXERCISES
+    ]
+
+
+LAB_LINK_CHECKS = (check_lab_links, check_exercise_links)

@@ -43,6 +43,9 @@ class LabLink(_Strict):
     params: dict[str, ParamValue] = Field(default_factory=dict)
     world_size: int | None = Field(default=None, ge=1, le=64)
     expect: list[str] = Field(default_factory=list)  # claims, see drill.claims.grammar
+    # A claim over the observations naming where the expect claims and the predict block apply
+    # (e.g. `device == cpu`); where it does not hold, they are skipped, and verify says so.
+    where: str = ""
 
     @field_validator("params")
     @classmethod
@@ -64,6 +67,7 @@ class Card(_Strict):
     replaces: list[Identifier] = Field(default_factory=list)  # merged ids; their history follows
     lab: LabLink | None = None
     predict: Predict | None = None
+    exercise: Identifier | None = None  # an exercise from trainer_lab.exercises' catalogue
 
     _text_not_blank = field_validator("front", "back")(_non_blank)
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drill.claims.grammar import ClaimError, ClaimOutcome, evaluate
+from drill.claims.grammar import ClaimError, ClaimOutcome, evaluate, out_of_scope
 from trainer_lab.result import (
     LabResult,
     ResultFormatError,
@@ -92,6 +92,7 @@ class LabOutcome:
     right: bool | None = None
     suggested_rating: int | None = None
     error: str | None = None
+    out_of_scope: str | None = None  # the card's `where:` does not hold: nothing was scored
 
     @property
     def claims_held(self) -> bool:
@@ -120,6 +121,13 @@ def score_outcome(
     if status not in SCORED_STATUSES:
         return LabOutcome(status, result, prediction=prediction, error=error or status)
     observations = result["observations"]
+    if card is not None and card.lab is not None:
+        try:
+            scope = out_of_scope(card.lab.where, observations)
+        except ClaimError as failure:
+            scope = f"unreadable where: {failure}"
+        if scope is not None:  # e.g. CPU-sized claims on a GPU run: neither held nor failed
+            return LabOutcome(status, result, prediction=prediction, out_of_scope=scope)
     claims: list[ClaimOutcome] = []
     if card is not None and card.lab is not None:
         for text in card.lab.expect:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import trainer_lab
-from drill.claims.grammar import evaluate
+from drill.claims.grammar import evaluate, out_of_scope
 from drill.decks.loader import DeckSet
 from drill.decks.models import Card
 from drill.labs.schedule import Planned, default_budget, run_scheduled
@@ -72,6 +72,7 @@ class Row:
     observed: str
     passed: bool
     detail: str
+    skipped: bool = False  # the card's `where:` does not hold on this run (e.g. another device)
 
 
 @dataclass
@@ -94,6 +95,10 @@ class VerifyReport:
     @property
     def failures(self) -> list[Row]:
         return [row for row in self.rows if not row.passed]
+
+    @property
+    def skipped(self) -> list[Row]:
+        return [row for row in self.rows if row.skipped]
 
 
 def code_version() -> str:
@@ -201,9 +206,14 @@ def evaluate_card(linked: LinkedCard, result: LabResult) -> list[Row]:
 
 
 def claim_rows(linked: LinkedCard, observations: dict[str, Any]) -> list[Row]:
-    """Each expect claim and the predict block held against these observations."""
+    """Each expect claim and the predict block held against these observations; all of them
+    skipped (rows that pass, marked skipped) where the card's `where:` does not hold."""
     card, lab = linked.card, linked.card.lab
     assert lab is not None
+    scope = out_of_scope(lab.where, observations)
+    if scope is not None:
+        texts = [*lab.expect, *(["predict: one choice holds"] if card.predict else [])]
+        return [Row(card.id, lab.run, text, scope, True, "skipped", True) for text in texts]
     rows: list[Row] = []
     for claim in lab.expect:
         outcome = evaluate(claim, observations)

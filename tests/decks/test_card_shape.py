@@ -13,15 +13,6 @@ from drill.decks.models import Deck
 from tests.support.card_text import word_count
 
 MAX_BACK_WORDS = 120
-# The decks whose backs have been cut to the answer (the rest moved to `more:`). biotech and
-# llm-finetuning are edited elsewhere and still hold longer backs.
-SHORT_BACK_DECKS = (
-    "cheatsheet.yaml",
-    "interview-map.yaml",
-    "llm-scale.yaml",
-    "llm-training.yaml",
-    "staff-hard.yaml",
-)
 # Cards merged into another (merged id -> the card that stays and lists it in `replaces`).
 MERGED = {
     "map-restart-state": "llm-checkpoint-contents",
@@ -53,7 +44,7 @@ def test_word_count_skips_markup_but_counts_code() -> None:
     assert word_count("") == 0
 
 
-@pytest.mark.parametrize("name", SHORT_BACK_DECKS)
+@pytest.mark.parametrize("name", sorted(DECKS))
 def test_backs_answer_in_at_most_120_words(name: str) -> None:
     long_backs = {
         card.id: word_count(card.back)
@@ -80,3 +71,15 @@ def test_merged_cards_hand_their_history_to_the_card_that_stays() -> None:
     followed = {old: card for card, old in REPLACED}
     assert {old: followed.get(old) for old in MERGED} == MERGED
     assert sorted(set(MERGED) & LIVE_IDS) == []
+
+
+SPLIT = {  # issue 16: multi-question cards split in two (the id kept by the first half)
+    "bio-length-curriculum": "bio-length-curriculum-state",
+    "llm-pipeline-bubbles": "llm-pipeline-schedules",
+}
+
+
+def test_a_front_asks_one_question() -> None:
+    fronts = {card.id: card.front for deck in DECKS.values() for card in deck.cards}
+    assert {card_id: f for card_id, f in fronts.items() if f.count("?") > 1} == {}
+    assert all(first in fronts and second in fronts for first, second in SPLIT.items())

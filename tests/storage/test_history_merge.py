@@ -68,7 +68,7 @@ def test_a_replacing_card_with_state_keeps_it_and_reports(tmp_path: Path) -> Non
 
 
 def test_v3_database_gets_the_leech_column(tmp_path: Path) -> None:
-    from storage.migrations import migrate
+    from storage.migrations import LATEST_VERSION, migrate
     from storage.snapshot import read_snapshot
 
     path = tmp_path / "v3.sqlite3"
@@ -83,6 +83,6 @@ def test_v3_database_gets_the_leech_column(tmp_path: Path) -> None:
     state = db.card_state("alpha")
     assert state is not None and state["leech"] is False and state["lapses"] == 9
     db.close()
-    assert table(path, "PRAGMA user_version") == [(4,)]
+    assert table(path, "PRAGMA user_version") == [(LATEST_VERSION,)]
     snapshot = read_snapshot(path)
     assert snapshot is not None and snapshot.schedules["alpha"].leech is False

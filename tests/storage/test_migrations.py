@@ -32,8 +32,8 @@ def _all_table_modules() -> list[str]:
     return names
 
 
-def test_schema_version_is_4() -> None:
-    assert LATEST_VERSION == 4
+def test_schema_version_is_5() -> None:
+    assert LATEST_VERSION == 5
 
 
 def test_every_sqlmodel_table_is_created_by_the_migrations() -> None:

@@ -69,7 +69,7 @@ def _scalar() -> st.SearchStrategy[Any]:
 
 _KEYS = ["deck", "title", "description", "cards", "id", "level", "tags", "front", "back"]
 _KEYS += ["rubric", "lab", "run", "params", "world_size", "expect", "predict", "ask", "choices"]
-_KEYS += ["text", "when", "more", "replaces"]
+_KEYS += ["text", "when", "more", "replaces", "where"]
 
 
 def deck_like() -> st.SearchStrategy[Any]:

@@ -3,8 +3,10 @@
 Labs take CUDA whenever it is visible (trainer_lab.train.worker.init_distributed), so a test
 about the CPU path hides CUDA from the lab's processes instead of skipping on a GPU machine:
 `hide_cuda(monkeypatch)` sets CUDA_VISIBLE_DEVICES="" in the test process, and run_lab passes
-the environment down to the driver, torchrun and every rank. A test about the GPU path is
-decorated with `needs_cuda`: marked `gpu`, skipped where no GPU is visible.
+the environment down to the driver, torchrun and every rank. tests/conftest.py does the same for
+every test not marked `gpu` (the explicit calls document which tests are about the CPU path). A
+test about the GPU path is decorated with `needs_cuda`: marked `gpu`, skipped where no GPU is
+visible.
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ COVERAGE_002: dict[str, list[str]] = {
     "bio-model-bf16-over-fp16": ["bio-bf16-long-sequences"],
     "bio-model-use-reentrant-false": ["bio-activation-checkpointing"],
     "bio-model-no-batch-norm-equivariant": ["bio-equivariant-normalization"],
-    "bio-model-length-curriculum": ["bio-length-curriculum"],
+    "bio-model-length-curriculum": ["bio-length-curriculum", "bio-length-curriculum-state"],
     "bio-sentence-scaffold-correctness-bar": ["bio-scaffold-split"],
     "bio-sentence-missing-not-negative": ["bio-missing-labels-mask"],
     "bio-sentence-frame-canonicalization-before-sharding": ["bio-frame-canonicalization"],

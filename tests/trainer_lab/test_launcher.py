@@ -82,3 +82,17 @@ def test_hang_with_short_collective_timeout_names_the_silent_rank(tmp_path: Path
     assert result.root_cause is not None
     assert result.root_cause.rank == 1
     assert "never reached the collective" in result.root_cause.message
+
+
+def test_torchrun_root_cause_rank_reads_torchruns_own_report(tmp_path: Path) -> None:
+    from trainer_lab.root_cause import TORCHRUN_LOG, torchrun_root_cause_rank
+
+    assert torchrun_root_cause_rank(tmp_path) is None  # no log
+    (tmp_path / TORCHRUN_LOG).write_text(
+        "Failures:\n[1]:\n  rank      : 1 (local_rank: 1)\n  exitcode  : -15\n"
+        "Root Cause (first observed failure):\n[0]:\n  time      : 2026-01-01_00:00:00\n"
+        "  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 4)\n"
+    )
+    assert torchrun_root_cause_rank(tmp_path) == 0  # the Root Cause section, not Failures
+    (tmp_path / TORCHRUN_LOG).write_text("no failure report\n")
+    assert torchrun_root_cause_rank(tmp_path) is None

@@ -38,9 +38,11 @@ from trainer_lab.result import Check, LabResult, new_result, write_result
 from trainer_lab.usercode.evidence import write_events
 from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
+from trainer_lab.usercode.source import ScriptError as ScriptError  # re-exported: drill.cli.mock
+from trainer_lab.usercode.source import read_script
+from trainer_lab.usercode.source import syntax_error as _syntax_error
 
 LAB = "mock-coding"
-MAX_SCRIPT_BYTES = 1024**2
 DEFAULT_TIMEOUT_S = 90.0
 CHECK_NAMES: dict[str, tuple[str, ...]] = {
     "skeleton": ("skeleton.exits", "skeleton.json_lines", "skeleton.loss_falls"),
@@ -61,32 +63,9 @@ CHECK_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
-class ScriptError(ValueError):
-    """The script cannot be graded at all (missing, too large, not text)."""
-
-
-def read_script(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise ScriptError(f"cannot read {path}: {error.strerror or error}") from None
-    if len(data) > MAX_SCRIPT_BYTES:
-        raise ScriptError(f"{path} is larger than {MAX_SCRIPT_BYTES // 1024} KiB")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ScriptError(f"{path} is not UTF-8 text") from None
-
-
 def syntax_error(source: str, name: str = SCRIPT_NAME) -> str | None:
     """`train.py:LINE: message` when the source does not compile (compiled, never run)."""
-    try:
-        compile(source, name, "exec", dont_inherit=True)
-    except SyntaxError as error:
-        return f"{name}:{error.lineno}: SyntaxError: {error.msg}"
-    except (ValueError, RecursionError, MemoryError) as error:
-        return f"{name}: does not compile: {type(error).__name__}"
-    return None
+    return _syntax_error(source, name)
 
 
 def prepare_workspace(source: str, workspace: Path) -> Path:

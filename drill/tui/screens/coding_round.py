@@ -11,16 +11,13 @@ and on leaving.
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
-import subprocess
 import threading
 from typing import ClassVar
 
 from rich.markup import escape
 from textual import on, work
-from textual.app import App, ComposeResult, SuspendNotSupported
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
@@ -252,16 +249,15 @@ class CodingRoundScreen(Screen[None]):
         self.app.push_screen(ModelAnswerScreen(self.code))
 
     def action_external_editor(self) -> None:
+        from drill.tui.editor import edit_externally
+
         self.action_save()
-        editor = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
-        try:
-            with self.app.suspend():
-                subprocess.run([*editor, str(self.session.script)], check=False)
-        except SuspendNotSupported:
-            self.notify(f"ctrl+e needs a terminal; the file is {self.session.script}")
+        notice = edit_externally(self.app, self.session.script)
+        if notice is not None and notice.startswith("ctrl+e needs"):
+            self.notify(notice)
             return
-        except (OSError, subprocess.SubprocessError) as error:
-            self.notify(f"could not start the editor: {error}", severity="error")
+        if notice is not None:
+            self.notify(notice, severity="error")
         self.query_one("#editor", TextArea).load_text(self.session.code())
 
     def action_grade(self) -> None:

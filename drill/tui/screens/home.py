@@ -19,10 +19,11 @@ if TYPE_CHECKING:
 class HomeScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,space", "review_selected", "Review"),
-        Binding("a", "review_all", "All decks"),
+        Binding("a", "review_all", "All"),
         Binding("c", "study", "Study"),
         Binding("m", "mock", "Mock"),
         Binding("L", "labs", "Labs"),
+        Binding("X", "exercises", "Kata"),  # short labels: the 80-column footer keeps "q Quit"
         Binding("S", "stats", "Stats"),
         Binding("B", "browse", "Browse"),
         Binding("q", "app.quit", "Quit"),
@@ -120,6 +121,11 @@ class HomeScreen(Screen[None]):
         from drill.tui.screens.labs import open_labs_screen
 
         open_labs_screen(self.app)
+
+    def action_exercises(self) -> None:
+        from drill.tui.screens.exercises import open_exercises_screen
+
+        open_exercises_screen(self.app)
 
     def action_study(self) -> None:
         """Custom study: a small form (tag / level / deck / count)."""

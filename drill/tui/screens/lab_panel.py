@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.markup import escape
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -59,6 +60,8 @@ def outcome_text(card: Card | None, outcome: LabOutcome, took_s: float) -> str:
     lines = [f"[b {colour}]{outcome.status}[/] · checks {passed}/{len(checks)} · {took_s:.1f} s"]
     if outcome.error:
         lines.append(f"[red]{outcome.error}[/]")
+    if outcome.out_of_scope:
+        lines.append(f"[yellow]Claims skipped: {escape(outcome.out_of_scope)}[/]")
     if card is not None and card.predict is not None:
         choices = card.predict.choices
         observed = (

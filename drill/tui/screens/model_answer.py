@@ -1,4 +1,5 @@
-"""After a coding round: the user's train.py beside the model answer, both read-only."""
+"""The user's file beside the model answer, both read-only (after a coding round, or an
+exercise's check)."""
 
 from __future__ import annotations
 
@@ -20,18 +21,18 @@ class ModelAnswerScreen(Screen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "Back")]
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, answer: str | None = None, file: str = "train.py") -> None:
         super().__init__()
         self.code = code
+        self.answer = model_answer_source() if answer is None else answer
+        self.file = file
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="sides"):
             yield TextArea.code_editor(self.code, language="python", read_only=True, id="yours")
-            yield TextArea.code_editor(
-                model_answer_source(), language="python", read_only=True, id="model"
-            )
+            yield TextArea.code_editor(self.answer, language="python", read_only=True, id="model")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#yours", TextArea).border_title = "Your train.py"
+        self.query_one("#yours", TextArea).border_title = f"Your {self.file}"
         self.query_one("#model", TextArea).border_title = "Model answer"

@@ -76,6 +76,7 @@ class ReviewScreen(Screen[None]):
         Binding("s", "suspend", "Suspend"),
         Binding("m", "more", "More"),
         Binding("l", "lab", "Lab"),
+        Binding("e", "exercise", "Exercise"),
         Binding("escape,q", "leave", "Home"),
     ]
 
@@ -284,6 +285,8 @@ class ReviewScreen(Screen[None]):
             return True if self.card is not None and self.rated_in_lab is None else None
         if action == "lab":
             return self._has_lab() and self.rated_in_lab is None
+        if action == "exercise":
+            return self._has_exercise() and self.rated_in_lab is None
         if action == "more":
             return self._has_more()
         if action == "undo":
@@ -401,6 +404,33 @@ class ReviewScreen(Screen[None]):
             returned,
             shown_at=self.shown_at,
         )
+
+    def _has_exercise(self) -> bool:
+        return self.card is not None and bool(getattr(self.card, "exercise", None))
+
+    async def action_exercise(self) -> None:
+        """Open the card's exercise; solving it rates the card through this session."""
+        if not self._has_exercise() or self.card is None:
+            return
+        session = await self._session_on_shown_card()
+        if session is None or session.current is None:
+            return
+        from drill.tui.screens.exercise import ExerciseScreen, exercise_service
+
+        shown_at = self.shown_at
+
+        def rate(card_id: str, _deck_id: str, rating: int) -> None:
+            # Called from the check's worker thread: the session is touched on the UI thread.
+            if session.current is not None and session.current.card.id == card_id:
+                duration_ms = max(0, int((time.monotonic() - shown_at) * 1000))
+                self.app.call_from_thread(session.rate, rating, duration_ms)
+
+        def returned(rating: int | None) -> None:
+            if rating is not None:
+                self.call_later(self._show_after_lab, rating)
+
+        name = str(getattr(self.card, "exercise", ""))
+        self.app.push_screen(ExerciseScreen(exercise_service(self.app), name, rate), returned)
 
     async def _show_after_lab(self, rating: int) -> None:
         """The card the lab panel rated stays on screen, revealed; space moves on."""

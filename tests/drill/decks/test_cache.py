@@ -21,7 +21,7 @@ from drill.review.due import first_paint
 
 # The deck models' JSON schema for each DECK_SCHEMA_VERSION. Changed drill/decks/models.py?
 # Bump DECK_SCHEMA_VERSION in drill/decks/cache.py and record the new hash here.
-SCHEMA_HASHES = {2: "406c8cc6e63ff63f"}
+SCHEMA_HASHES = {2: "406c8cc6e63ff63f", 3: "7c824eaaa07dbcac"}  # 3: lab `where:`, card `exercise:`
 
 
 def _schema_hash() -> str:

@@ -99,3 +99,18 @@ def test_comparing_two_observations_is_flagged(
     assert code == 1
     expected = ":8: card c7: expect 'last_loss < first_loss': 'first_loss' is an observation"
     assert expected in lines[0]
+
+
+def test_where_must_name_an_observation_of_the_lab(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lab = "    lab:\n      run: throughput-mfu\n      where: gpu_kind == h100\n"
+    code, lines = check(tmp_path, capsys, card("c1", lab))
+    assert code == 1
+    assert (
+        "where 'gpu_kind == h100': lab throughput-mfu reports no observation 'gpu_kind'"
+        in (lines[0])
+    )
+    good = "    lab:\n      run: throughput-mfu\n      where: device == cpu\n"
+    code, lines = check(tmp_path / "ok", capsys, card("c2", good))
+    assert code == 0, lines

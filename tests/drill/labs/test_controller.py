@@ -146,3 +146,22 @@ def test_a_result_off_the_contract_is_scored_as_an_error(card: Card) -> None:
     outcome = score_outcome(card, {"status": "finished", "observations": []}, Prediction(0, "high"))
     assert outcome.status == "error" and outcome.suggested_rating is None
     assert outcome.error is not None and "unreadable result" in outcome.error
+
+
+def test_claims_outside_the_cards_where_are_not_scored() -> None:
+    data = {
+        "id": "w", "level": "easy", "front": "q", "back": "a",
+        "lab": {"run": "throughput-mfu", "where": "device == cpu", "expect": ["share < 0.3"]},
+        "predict": {"ask": "?", "choices": [{"text": "low", "when": "share < 0.3"},
+                                            {"text": "high", "when": "share >= 0.3"}]},
+    }  # fmt: skip
+    card = Card.model_validate(data)
+    gpu = {**OK_RESULT, "observations": {"device": "cuda:0", "share": 0.9}}
+    outcome = score_outcome(card, gpu, Prediction(0, "high"))
+    assert outcome.claims == () and outcome.observed_choice is None
+    assert outcome.suggested_rating is None and outcome.right is None
+    assert outcome.out_of_scope == "not where device == cpu (device=cuda:0)"
+    cpu = {**OK_RESULT, "observations": {"device": "cpu", "share": 0.9}}
+    scored = score_outcome(card, cpu, Prediction(0, "high"))
+    assert scored.out_of_scope is None and [c.passed for c in scored.claims] == [False]
+    assert scored.observed_choice == 1 and scored.right is False

@@ -95,8 +95,11 @@ def test_a_sabotaged_run_without_observations_breaks_nothing(tmp_path: Path) -> 
     assert report.cards[0].tests_nothing
 
 
-def test_a_lab_without_sabotage_is_listed_apart(tmp_path: Path) -> None:
-    card = linked("c", {"run": "step-phases", "expect": ["x == 1"]})
+def test_a_card_left_no_sabotage_is_listed_apart(tmp_path: Path) -> None:
+    # its params fix the lab's only sabotage setting: nothing is left to rerun it under
+    card = linked(
+        "c", {"run": "ddp-baseline", "params": {"sabotage": "none"}, "expect": ["x == 1"]}
+    )
     report = run_strength(
         [card], _runner({}), ResultCache(tmp_path / "cache", "v"), tmp_path / "runs"
     )
@@ -131,3 +134,38 @@ def test_strength_cli_on_ddp_baseline(
     # the sabotaged run is cached like verify's: a second sweep runs nothing
     assert main(["--decks", str(decks), "verify", "--deck", "d", "--strength"]) == 1
     assert "1 lab run(s) (1 cached)" in capsys.readouterr().out
+
+
+# Bundled cards whose labs are quick: their sabotaged runs really break a claim of each card.
+# The full sweep over every lab-linked card is `drill verify --strength` (see the README).
+STRENGTH_SUBSET = ("split-leakage", "masked-loss", "map-step-phases", "llm-mfu-improve")
+
+
+@pytest.mark.lab
+def test_bundled_cards_of_quick_labs_are_each_broken_by_some_sabotage(tmp_path: Path) -> None:
+    from drill.cli.verify import _run_job
+    from drill.decks import links
+    from drill.decks.loader import load_decks
+    from drill.labs.verify import linked_cards
+
+    cards = [
+        linked
+        for linked in linked_cards(load_decks(None, link_checks=links.LAB_LINK_CHECKS))
+        if linked.card.lab is not None
+        and (linked.card.lab.run in STRENGTH_SUBSET or linked.card.id in STRENGTH_SUBSET)
+    ]
+    assert len(cards) >= 6
+
+    def run_job(job: LabJob, out_dir: Path, progress: Any, cancel: Any) -> LabResult:
+        return _run_job(job, out_dir, lambda raw: None, cancel)
+
+    report = run_strength(
+        cards, run_job, ResultCache(tmp_path / "cache", "v"), tmp_path / "runs", budget=2
+    )
+    assert {c.card_id: c.breakers for c in report.cards if not c.breakers} == {}
+    # the two step-phases cards share one sabotaged run (same lab and params)
+    assert len(report.jobs) == len({job for *_, job in _all_variants(cards)})
+
+
+def _all_variants(cards: list[LinkedCard]) -> list[tuple[str, Any, LabJob]]:
+    return [variant for linked in cards for variant in sabotaged_jobs(linked)]

@@ -125,3 +125,47 @@ def test_a_damaged_cache_entry_is_a_miss(tmp_path: Path) -> None:
     for text in ("{not json", '{"status": "ok"}', '{"lab": "lab", "status": "fine"}', "[" * 10**5):
         path.write_text(text)
         assert cache.get(job) is None, text
+
+
+def test_claims_scoped_by_where_are_skipped_elsewhere_and_said_so(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    scoped = {"run": "throughput-mfu", "where": "device == cpu", "expect": ["share < 0.3"]}
+    predict = {
+        "ask": "?",
+        "choices": [
+            {"text": "low", "when": "share < 0.3"},
+            {"text": "high", "when": "share >= 0.3"},
+        ],
+    }
+    card = linked("s", scoped, predict)
+    on_cpu = evaluate_card(card, ok(device="cpu", share=0.9))
+    assert [(r.passed, r.skipped) for r in on_cpu] == [(False, False), (True, False)]
+    on_gpu = evaluate_card(card, ok(device="cuda:0", share=0.9))
+    assert [(r.claim, r.passed, r.skipped) for r in on_gpu] == [
+        ("share < 0.3", True, True),
+        ("predict: one choice holds", True, True),
+    ]
+    assert on_gpu[0].observed == "not where device == cpu (device=cuda:0)"
+
+    # the CLI table marks each skipped claim and the summary counts them
+    from drill.cli.main import main
+    from drill.labs.verify import code_version
+    from drill.paths import cache_dir
+
+    decks = tmp_path / "decks"
+    decks.mkdir()
+    (decks / "d.yaml").write_text(
+        "deck: d\ntitle: D\ncards:\n  - id: c1\n    level: easy\n    front: q\n    back: a\n"
+        "    lab: {run: throughput-mfu, where: 'device == cpu',"
+        " expect: ['attention_share < 0.3']}\n"
+    )
+    job = LabJob("throughput-mfu", (), None)
+    gpu_run = ok(device="cuda:0", attention_share=0.9)
+    ResultCache(cache_dir() / "verify", code_version()).put(job, gpu_run)
+    monkeypatch.setenv("COLUMNS", "300")
+    assert main(["--decks", str(decks), "verify", "--deck", "d"]) == 0
+    out = capsys.readouterr().out
+    [row] = [line for line in out.splitlines() if line.startswith("│ c1")]
+    assert "skipped on this device" in row and "not where device == cpu" in row
+    assert "1 skipped: their card's `where:` does not hold on this device" in out

@@ -27,6 +27,18 @@ def test_fsdp_holds_half_of_ddp_at_world_size_2(tmp_path: Path) -> None:
     assert w2["ddp"]["optimizer"] >= obs["n_params"] * 8
     assert 15.9 <= obs["bytes_per_param"]["fsdp_mp_all_ranks"] <= 16.5
     assert obs["max_rel_grad_norm_diff"]["w2"] <= 1e-5
+    # one FSDP group per layer: at most about one layer of 8 is gathered at a time
+    assert obs["peak_gathered_over_full"]["w2"] <= 0.2
+
+
+def test_root_only_wrapping_is_sharded_at_rest_but_gathers_the_whole_model(
+    tmp_path: Path,
+) -> None:
+    result = run_lab("fsdp", {"wrap": "root"}, 2, tmp_path, 120)
+    assert result["status"] == "ok", result
+    obs = result["observations"]
+    assert obs["fsdp_over_ddp"]["w2"] == 0.5  # parameters, gradients, Adam state: 1/W at rest
+    assert obs["peak_gathered_over_full"]["w2"] == 1.0  # but every parameter gathered at once
 
 
 def test_fsdp_at_world_size_4_holds_a_quarter(tmp_path: Path) -> None:

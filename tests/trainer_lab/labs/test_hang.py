@@ -30,6 +30,8 @@ def test_skip_peers_time_out_and_the_silent_rank_is_blamed(tmp_path: Path) -> No
     assert 1.6 <= obs["seconds_to_failure"] <= 12
     assert obs["survivor_errors"] == {"0": "timeout"}
     assert obs["root_cause"]["rank"] == 1 and obs["root_cause"]["kind"] == "hang"
+    # torchrun's own "Root Cause (first observed failure)" is the peer that timed out
+    assert obs["torchrun_root_cause_rank"] == 0
 
 
 def test_naive_blame_names_the_timed_out_peer_instead(tmp_path: Path) -> None:

@@ -115,8 +115,21 @@ def test_straggler_is_named_and_its_peer_waits(tmp_path: Path) -> None:
         ),
         ({"scenario": "slow-loader", "workers": 0, "steps": 8}, {"prefetch_recovers"}),
         ({"scenario": "baseline", "loader_delay_ms": 5.0, "steps": 8}, {"loader_not_bottleneck"}),
+        # the sabotage `drill verify --strength` runs: each scenario's mechanism switched off
+        ({"scenario": "slow-loader", "sabotage": "inert", "steps": 8}, {"prefetch_recovers"}),
+        (
+            {"scenario": "straggler", "sabotage": "inert", "steps": 8},
+            {"straggler_named", "peers_wait_in_grad_sync"},
+        ),
     ],
-    ids=["no-checkpoints", "no-straggler", "no-workers", "slow-baseline"],
+    ids=[
+        "no-checkpoints",
+        "no-straggler",
+        "no-workers",
+        "slow-baseline",
+        "inert-loader",
+        "inert-straggler",
+    ],
 )
 def test_checks_fail_without_the_behaviour(tmp_path: Path, params: dict, failing: set) -> None:
     result = run_lab("step-phases", params, 2, tmp_path, timeout_s=120)

@@ -26,6 +26,8 @@ def test_cpu_throughput_and_mfu_against_a_measured_peak(
     # 4 layers, 4 heads of 32, 128 tokens: 12 * 4 * 4 * 32 * 128
     assert obs["flops_per_token"]["attention"] == 786432
     assert obs["flops_per_token"]["dense"] == 6 * obs["matmul_params"]
+    assert obs["attention_share"] == round(786432 / obs["flops_per_token"]["total"], 4)
+    assert 0.95 <= obs["dense_vs_counted"] <= 1.05  # what the MFU cards claim, on any device
     tokens = obs["batch"] * obs["seq_len"]
     assert obs["tokens_per_s"] == pytest.approx(tokens / obs["step_s"])
     assert obs["mfu"] == pytest.approx(

@@ -29,6 +29,9 @@ SPEC = LabSpec(
             "steps", "int", 4, "optimizer steps per mode and world size", minimum=1, maximum=50
         ),
         ParamSpec("hidden", "int", 128, "MLP width", minimum=8, maximum=2048),
+        ParamSpec(
+            "depth", "int", 8, "hidden layers (each its own FSDP group)", minimum=1, maximum=32
+        ),
         ParamSpec("tolerance", "float", 1e-5, "allowed relative loss difference", minimum=0.0),
         ParamSpec(
             "grad_divide",
@@ -49,6 +52,16 @@ SPEC = LabSpec(
             choices=("ranks", "replicate"),
         ),
         ParamSpec(
+            "wrap",
+            "choice",
+            "layers",
+            "FSDP groups. layers: fully_shard every layer, then the root (gathered one layer at "
+            "a time); root: the root only, one group: still 1/W at rest, but the whole model is "
+            "gathered at once and stays gathered until backward (peak_gathered_over_full ~1, "
+            "no overlap of one group's gather with another's compute)",
+            choices=("layers", "root"),
+        ),
+        ParamSpec(
             "master_copy",
             "bool",
             False,
@@ -65,6 +78,11 @@ SPEC = LabSpec(
         ObservationSpec("bytes.w*.*.grads", "largest per-rank gradient bytes", "B"),
         ObservationSpec("bytes.w*.*.optimizer", "largest per-rank optimizer bytes", "B"),
         ObservationSpec("fsdp_over_ddp.w*", "largest FSDP rank / DDP rank, total bytes"),
+        ObservationSpec(
+            "peak_gathered_over_full.w*",
+            "fp32 FSDP: most all-gathered parameter bytes alive at once in forward / the full "
+            "model's parameter bytes (DDP)",
+        ),
         ObservationSpec("bytes_per_param.ddp", "per rank, fp32 Adam, DDP", "B"),
         ObservationSpec(
             "bytes_per_param.fsdp_mp_all_ranks", "bf16 compute, summed over ranks", "B"
@@ -96,7 +114,7 @@ def drive(run: LabContext) -> None:
     p = run.params
     sizes = world_sizes(run.world_size)
     batch = 4 * math.lcm(*sizes)
-    cfg = TrainConfig(hidden=p["hidden"], global_batch=batch, steps=p["steps"])
+    cfg = TrainConfig(hidden=p["hidden"], depth=p["depth"], global_batch=batch, steps=p["steps"])
     run.plan(1)
     run.launch(
         TASK,
@@ -107,6 +125,7 @@ def drive(run: LabContext) -> None:
             "sum_grads": p["grad_divide"] == "sum",
             "replicate": p["shard"] == "replicate",
             "master_copy": p["master_copy"],
+            "wrap": p["wrap"],
             "collective_timeout_s": 60,
         },
     )
@@ -144,6 +163,9 @@ def drive(run: LabContext) -> None:
         fsdp = max(r["total"] for r in memory[(w, "fsdp")])
         ratio = fsdp / ddp
         run.observe(f"fsdp_over_ddp.w{w}", round(ratio, 4))
+        full = max(r["params"] for r in memory[(w, "ddp")])
+        gathered = max(r.get("peak_gathered", 0) for r in memory[(w, "fsdp")])
+        run.observe(f"peak_gathered_over_full.w{w}", round(gathered / full, 4))
         shard_ok &= ratio <= 1.15 / w
         shard_detail.append(f"w={w}: {fsdp} vs {ddp} B ({ratio:.3f}, 1/w={1 / w:.3f})")
         diffs, mp_diffs, grad_diffs = [], [], []

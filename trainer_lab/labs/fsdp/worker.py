@@ -5,6 +5,10 @@ After the last optimizer step (gradients still held) every rank measures the byt
 parameters, gradients and optimizer state it holds: the storages behind its (local) tensors,
 each counted once, padding included.
 
+`wrap` "root" applies fully_shard to the root only (one group: every parameter gathered at
+once, nothing to overlap); each FSDP run records the most gathered parameter bytes alive at once
+during forward.
+
 Debug switches: `replicate` builds FSDP on a 2-D HSDP mesh of w replicas x 1 shard (a full
 replica per rank); `master_copy` makes the bf16 run step an fp32 master copy of its shards
 that the optimizer owns (the bytes count as optimizer state)."""
@@ -72,6 +76,7 @@ def build(
     device: torch.device,
     sum_grads: bool,
     single: Any = None,
+    root_only: bool = False,
 ) -> nn.Module:
     """`single`: this rank's one-rank group; when given, FSDP gets a 2-D HSDP mesh of w
     replicas x 1 shard (debug: nothing is sharded, every rank holds a full replica)."""
@@ -95,9 +100,10 @@ def build(
         if mode == "fsdp_mp"
         else MixedPrecisionPolicy()
     )
-    for layer in model.modules():
-        if isinstance(layer, nn.Linear):
-            fully_shard(layer, mesh=mesh, mp_policy=policy)
+    if not root_only:  # one group per layer: gathered (and freed) one layer at a time
+        for layer in model.modules():
+            if isinstance(layer, nn.Linear):
+                fully_shard(layer, mesh=mesh, mp_policy=policy)
     fully_shard(model, mesh=mesh, mp_policy=policy)
     if sum_grads:  # debug: sum instead of average across ranks (the shape of the gloo bug)
         for module in model.modules():  # each fully_shard-ed module reduces its own params
@@ -105,6 +111,23 @@ def build(
                 module.set_gradient_divide_factor(1.0)
                 module.set_force_sum_reduction_for_comms(True)  # gloo has no PREMUL_SUM
     return model
+
+
+def track_gathered(model: nn.Module) -> list[int]:
+    """[peak]: the most bytes of unsharded (all-gathered) parameters alive at once, read before
+    each layer's forward (FSDP2 swaps a gathered group's parameters in as plain tensors)."""
+    peak = [0]
+
+    def before_forward(_module: nn.Module, _args: Any) -> None:
+        gathered = sum(
+            p.numel() * p.element_size() for p in model.parameters() if not isinstance(p, DTensor)
+        )
+        peak[0] = max(peak[0], gathered)
+
+    for layer in model.modules():
+        if isinstance(layer, nn.Linear):
+            layer.register_forward_pre_hook(before_forward)  # after FSDP's own (prepended) hook
+    return peak
 
 
 def full_grad_norm(model: nn.Module) -> float:
@@ -137,7 +160,9 @@ def train(
     spec: dict[str, Any],
     single: Any = None,
 ) -> None:
-    model = build(cfg, mode, group, ctx.device, spec["sum_grads"], single)
+    root_only = spec.get("wrap") == "root"
+    model = build(cfg, mode, group, ctx.device, spec["sum_grads"], single, root_only)
+    peak_gathered = track_gathered(model)
     params = list(model.parameters())
     # debug master_copy: the optimizer steps its own fp32 copy, copied back into the shards
     masters = (
@@ -163,7 +188,8 @@ def train(
                 for master, p in zip(masters, params, strict=True):
                     p.copy_(master)
         if step == steps:
-            events.write("memory", mode=mode, w=w, **measure(model, optimizer))
+            sizes = measure(model, optimizer)
+            events.write("memory", mode=mode, w=w, peak_gathered=peak_gathered[0], **sizes)
         optimizer.zero_grad(set_to_none=True)
         model.zero_grad(set_to_none=True)
         events.write("loss", mode=mode, w=w, step=step, loss=loss.item(), grad_norm=norm)

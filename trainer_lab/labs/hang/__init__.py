@@ -14,7 +14,7 @@ from typing import Any
 from trainer_lab.catalogue_types import CheckSpec, LabSpec, ObservationSpec, ParamSpec
 from trainer_lab.context import LabContext
 from trainer_lab.launcher import LaunchResult
-from trainer_lab.root_cause import rank_logs, torchrun_exit_codes
+from trainer_lab.root_cause import rank_logs, torchrun_exit_codes, torchrun_root_cause_rank
 
 TASK = "trainer_lab.labs.hang.worker:main"
 SCENARIOS = ("skip", "mismatch", "dead-rank", "straggler")
@@ -102,6 +102,10 @@ SPEC = LabSpec(
         ObservationSpec("root_cause.message", "the root-cause rank's first error line"),
         ObservationSpec("root_cause_is_victim", "the analysis named the victim (bool)"),
         ObservationSpec("launcher_root_cause_rank", "the launcher's own root-cause rank"),
+        ObservationSpec(
+            "torchrun_root_cause_rank",
+            "the rank torchrun's report names as 'Root Cause (first observed failure)'",
+        ),
         ObservationSpec(
             "seconds_to_failure", "survivors: entering the collective -> their error", "s"
         ),
@@ -284,6 +288,7 @@ def _record_root_cause(run: LabContext, root: dict[str, Any], result: LaunchResu
     run.observe("root_cause.kind", root["kind"])
     run.observe("root_cause.message", root["message"][:500])
     run.observe("launcher_root_cause_rank", result.root_cause.rank if result.root_cause else None)
+    run.observe("torchrun_root_cause_rank", torchrun_root_cause_rank(result.run_dir))
     is_victim = root["rank"] == victim or (
         root["rank"] is None and victim in root.get("candidates", [])
     )

@@ -88,6 +88,15 @@ SPEC = LabSpec(
             maximum=500.0,
         ),
         ParamSpec("slow_rank", "int", -1, "straggler: the slow rank (-1: the last)", minimum=-1),
+        ParamSpec(
+            "sabotage",
+            "choice",
+            "none",
+            "debug: inert switches each scenario's mechanism off: slow-loader's second run gets "
+            "no workers, checkpoint-stall's async run saves synchronously, straggler's slow rank "
+            "is not slowed; the scenario's checks must fail",
+            choices=("none", "inert"),
+        ),
     ),
     observations=(
         ObservationSpec("ranks", "per rank: median ms of every phase, median step ms"),
@@ -210,6 +219,7 @@ def drive(run: LabContext) -> None:
     slow_rank = p["slow_rank"] if p["slow_rank"] >= 0 else run.world_size - 1
     if slow_rank >= run.world_size:
         raise LabError(f"slow_rank {slow_rank} is not a rank of a world of {run.world_size}")
+    inert = p["sabotage"] == "inert"
     cfg = _config(run, scenario, steps)
     run.plan(1)
     run.launch(
@@ -219,11 +229,12 @@ def drive(run: LabContext) -> None:
             "collective_timeout_s": 60,
             "scenario": scenario,
             "loader_delay_s": delay_ms / 1e3,
-            "workers": p["workers"],
+            "workers": 0 if inert else p["workers"],
             "prefetch": p["prefetch"],
             "checkpoint_every": p["checkpoint_every"],
             "frozen_mb": p["frozen_mb"],
-            "straggler_delay_s": p["straggler_delay_ms"] / 1e3,
+            "straggler_delay_s": 0.0 if inert else p["straggler_delay_ms"] / 1e3,
+            "async_saves_sync": inert,
             "slow_rank": slow_rank,
         },
     )

@@ -103,7 +103,7 @@ def checkpoint_stall(ctx: WorkerContext, spec: dict[str, Any]) -> None:
                 model_sd, optim_sd = get_state_dict(trainer.model, trainer.optimizer)
                 state = {"model": model_sd, "optimizer": optim_sd, "step": trainer.step}
                 target = _save_dir(ctx, label, trainer.step)
-                if label == "sync":
+                if label == "sync" or spec.get("async_saves_sync"):  # the latter: sabotage
                     dcp.save(state, checkpoint_id=target)
                 else:
                     if pending is not None:

@@ -44,6 +44,7 @@ SPEC = LabSpec(
         ObservationSpec("flops_per_token.dense", "6N, N = matmul parameters"),
         ObservationSpec("flops_per_token.attention", "12*L*H*Q*T"),
         ObservationSpec("flops_per_token.total", "6N + 12*L*H*Q*T"),
+        ObservationSpec("attention_share", "12*L*H*Q*T / (6N + 12*L*H*Q*T)"),
         ObservationSpec("counted_flops_per_token", "FLOP counter, one forward + backward"),
         ObservationSpec("achieved_flops", "tokens/s x FLOPs per token", "FLOP/s"),
         ObservationSpec("peak_flops", "peak used for MFU", "FLOP/s"),
@@ -128,6 +129,7 @@ def drive(run: LabContext) -> None:
     ):
         run.observe(key, r[key])
     flops = r["flops_per_token"]
+    run.observe("attention_share", round(flops["attention"] / flops["total"], 4))
     counted_dense = r["counted_flops_per_token"] - r["counted_attention_flops_per_token"]
     ratio = flops["dense"] / counted_dense if counted_dense else float("inf")
     run.observe("dense_vs_counted", round(ratio, 4))

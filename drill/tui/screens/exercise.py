@@ -1,0 +1,175 @@
+"""One exercise: the task and its hints beside a Python editor, the verdict below.
+
+ctrl+r saves and checks the file in a worker thread (the checker runs in subprocesses; typing goes
+on meanwhile); the verdict lists each check with its evidence. F1 shows the next hint, F4 the
+model answer beside your file (after a check), ctrl+e opens the file in $EDITOR. The screen
+renders and forwards keys; drill.exercises.service decides. It dismisses with the rating given
+to the linked card when this visit solved the exercise (None otherwise).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, ClassVar
+
+from rich.markup import escape
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TextArea
+
+from drill.exercises.service import RATING_NAMES, ExerciseService, RateCard
+from drill.tui.screens.coding_round import verdict_lines
+
+
+class ExerciseScreen(Screen[int | None]):
+    DEFAULT_CSS = """
+    ExerciseScreen #ex-title { height: 1; padding: 0 1; background: $boost; text-style: bold; }
+    ExerciseScreen #ex-split { height: 1fr; }
+    ExerciseScreen #ex-left { width: 2fr; }
+    ExerciseScreen #ex-task { height: 1fr; padding: 0 1; }
+    ExerciseScreen #ex-verdict { height: 1fr; padding: 0 1; border-top: solid $primary; }
+    ExerciseScreen #ex-editor { width: 3fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "check", "Check", priority=True),
+        Binding("f1", "hint", "Hint", priority=True),
+        Binding("f4", "solution", "Solution", priority=True),
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("ctrl+e", "external_editor", "Editor", priority=True),
+        Binding("escape", "leave", "Back"),
+    ]
+
+    def __init__(self, service: ExerciseService, name: str, rate: RateCard | None = None) -> None:
+        super().__init__()
+        self.service = service
+        self.info = service.info(name)
+        self.path, _ = service.start(name)
+        self.code = self.path.read_text()
+        self.rate = rate
+        self.checking = False
+        self.rated: int | None = None
+        self.cancel = threading.Event()
+        self.hints: list[str] = list(self.info.spec.hints[: self.info.progress.hints_shown])
+
+    def compose(self) -> ComposeResult:
+        spec = self.info.spec
+        yield Static(f"Exercise · {escape(spec.title)}", id="ex-title")
+        with Horizontal(id="ex-split"):
+            with Vertical(id="ex-left"):
+                with VerticalScroll(id="ex-task"):
+                    yield Static(self._task_text(), id="ex-task-text")
+                with VerticalScroll(id="ex-verdict"):
+                    yield Static(self._status_line(), id="ex-verdict-text")
+            yield TextArea.code_editor(self.code, language="python", id="ex-editor")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        editor = self.query_one("#ex-editor", TextArea)
+        editor.border_title = self.info.spec.file
+        editor.focus()
+
+    def on_unmount(self) -> None:
+        self.cancel.set()
+        self.action_save()
+
+    def _task_text(self) -> str:
+        spec = self.info.spec
+        lines = [escape(spec.summary), "", "[b]Checks[/b]"]
+        lines += [f"· {escape(name)}: {escape(text)}" for name, text in spec.checks]
+        for i, hint in enumerate(self.hints, 1):
+            lines += ["", f"[yellow]Hint {i}/{len(spec.hints)}:[/] {escape(hint)}"]
+        where = "one process" if not spec.world_size else f"{spec.world_size} ranks on gloo"
+        lines += ["", f"[dim]Runs as {where}, deadline {spec.timeout_s:.0f} s.[/dim]"]
+        return "\n".join(lines)
+
+    def _status_line(self) -> str:
+        status = self.service.progress(self.info.name).status
+        return f"Status: {status}. ctrl+r checks your file; F1 shows a hint."
+
+    # --- actions ---------------------------------------------------------------------------
+    @on(TextArea.Changed, "#ex-editor")
+    def _changed(self, event: TextArea.Changed) -> None:
+        self.code = event.text_area.text
+
+    def action_save(self) -> None:
+        if self.path.read_text() != self.code:
+            self.path.write_text(self.code)
+
+    def action_hint(self) -> None:
+        number, text = self.service.next_hint(self.info.name)
+        if number > len(self.hints):
+            self.hints.append(text)
+        self.query_one("#ex-task-text", Static).update(self._task_text())
+        self.query_one("#ex-task", VerticalScroll).scroll_end(animate=False)
+
+    def action_solution(self) -> None:
+        from drill.exercises.service import ExerciseError
+        from drill.tui.screens.model_answer import ModelAnswerScreen
+
+        self.action_save()
+        try:
+            answer = self.service.solution(self.info.name)
+        except ExerciseError as error:
+            self.notify(str(error))
+            return
+        self.app.push_screen(ModelAnswerScreen(self.code, answer, self.info.spec.file))
+
+    def action_external_editor(self) -> None:
+        from drill.tui.editor import edit_externally
+
+        self.action_save()
+        notice = edit_externally(self.app, self.path)
+        if notice is not None:
+            self.notify(notice)
+            return
+        self.query_one("#ex-editor", TextArea).load_text(self.path.read_text())
+
+    def action_check(self) -> None:
+        if self.checking:
+            self.notify("The check is already running.")
+            return
+        self.action_save()
+        self.checking = True
+        self.query_one("#ex-verdict-text", Static).update("Checking ... (you can keep typing)")
+        self._check()
+
+    @work(thread=True, exclusive=True)
+    def _check(self) -> None:
+        try:
+            outcome = self.service.check(self.info.name, cancel=self.cancel, rate=self.rate)
+            result: dict[str, Any] = dict(outcome.result)
+            passed = sum(c["passed"] for c in result["checks"])
+            head = (f"[green]Solved[/]: {passed}/{len(result['checks'])} checks pass"
+                    if outcome.solved else
+                    f"[red]{passed}/{len(result['checks'])} checks pass[/] · F1 hint")  # fmt: skip
+            lines = [f"{head} ({result['duration_s']:.1f} s)", *verdict_lines(result)]
+            if outcome.rating is not None:
+                cards = ", ".join(outcome.rated_cards)
+                lines.append(f"[b]Card rated {RATING_NAMES[outcome.rating]}:[/] {escape(cards)}")
+                self.rated = outcome.rating
+            lines += [f"[yellow]{escape(n)}[/]" for n in outcome.notices]
+            text = "\n".join(lines)
+        except Exception as error:
+            text = f"[red]check failed to run:[/] {escape(f'{type(error).__name__}: {error}')}"
+        self.app.call_from_thread(self._show, text)
+
+    def _show(self, text: str) -> None:
+        self.checking = False
+        self.query_one("#ex-verdict-text", Static).update(text)
+
+    def action_leave(self) -> None:
+        self.action_save()
+        self.dismiss(self.rated)
+
+
+def exercise_service(app: Any) -> ExerciseService:
+    """The service over the app's database and decks (None of either before the full load)."""
+    from drill.paths import drill_home
+
+    heavy = getattr(getattr(app, "backend", None), "heavy", None)
+    db = heavy.db if heavy is not None else None
+    decks = heavy.decks if heavy is not None else None
+    return ExerciseService(db, drill_home() / "exercises", decks)

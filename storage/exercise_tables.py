@@ -1,0 +1,41 @@
+"""SQLModel tables of exercises (created by schema v5 in storage/migrations.py, which a test keeps
+in step with these models). One progress row per started exercise (hints shown, whether the
+solution was viewed, when it was solved, the rating given to its card) and one attempt row per
+check (how it ended, which checks failed, the run dir holding result.json).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlmodel import Field, SQLModel
+
+from storage.schema_names import EXERCISE_ATTEMPT, EXERCISE_PROGRESS
+
+
+class ExerciseProgress(SQLModel, table=True):
+    __tablename__ = EXERCISE_PROGRESS
+
+    name: str = Field(primary_key=True)  # trainer_lab.exercises SPEC.name
+    started_at: datetime
+    attempts: int = 0  # checks run
+    hints_shown: int = 0
+    solution_viewed: bool = False
+    last_status: str | None = None  # ok | failed | cancelled (trainer_lab.result status)
+    last_checked_at: datetime | None = None
+    solved_at: datetime | None = None  # first check that passed
+    rated: int | None = None  # the rating given to the linked card on solving
+
+
+class ExerciseAttempt(SQLModel, table=True):
+    __tablename__ = EXERCISE_ATTEMPT
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True)
+    checked_at: datetime
+    status: str
+    passed: int
+    total: int
+    duration_s: float
+    failed_json: str  # JSON list of the failing check names
+    run_dir: str

@@ -1,0 +1,92 @@
+"""The exercise screens: the editor holds the user's file, F1 reveals hints one at a time, ctrl+r
+checks in a worker while typing goes on, the verdict names file and line; the list opens one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.app import App
+
+from drill.exercises.service import ExerciseService
+from drill.tui.screens.exercise import ExerciseScreen
+from drill.tui.screens.exercises import ExercisesScreen
+from storage.db import open_database
+from tests.support.pilot import run_async, text_of, until
+from trainer_lab.exercises.catalogue import get_exercise
+
+
+class ExerciseApp(App[None]):
+    def __init__(self, screen_factory) -> None:
+        super().__init__()
+        self.factory = screen_factory
+
+    def on_mount(self) -> None:
+        self.push_screen(self.factory())
+
+
+def _service(tmp_path: Path) -> ExerciseService:
+    return ExerciseService(open_database(tmp_path / "db.sqlite3"), tmp_path / "exercises")
+
+
+@run_async
+async def test_the_editor_holds_the_starter_and_hints_come_one_at_a_time(tmp_path):
+    service = _service(tmp_path)
+    spec = get_exercise("first-nan")
+    app = ExerciseApp(lambda: ExerciseScreen(service, "first-nan"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.screen.query_one("#ex-editor")
+        assert editor.text == spec.starter_path.read_text() and app.focused is editor
+        await pilot.press("f1")
+        assert spec.hints[0] in text_of(pilot, "#ex-task-text")
+        assert spec.hints[1] not in text_of(pilot, "#ex-task-text")
+        await pilot.press("f1")
+        assert spec.hints[1] in text_of(pilot, "#ex-task-text")
+        await pilot.press("f4")  # the solution waits for a check
+        assert not any(type(s).__name__ == "ModelAnswerScreen" for s in app.screen_stack)
+    assert service.progress("first-nan").hints_shown == 2
+
+
+@run_async
+async def test_a_check_runs_in_a_worker_while_typing_goes_on(tmp_path):
+    service = _service(tmp_path)
+    app = ExerciseApp(lambda: ExerciseScreen(service, "first-nan"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.screen.query_one("#ex-editor")
+        editor.load_text("def first_bad_module(model, x:\n")
+        await pilot.press("ctrl+r")
+        editor.insert("# typed while checking\n")  # the UI is not blocked
+        await until(pilot, lambda: "FAIL" in text_of(pilot, "#ex-verdict-text"))
+        text = text_of(pilot, "#ex-verdict-text")
+    assert "FAIL names_the_first: not run: nan_hunt.py:1: SyntaxError" in text
+    assert service.progress("first-nan").attempts == 1
+
+
+@pytest.mark.lab
+@run_async
+async def test_solving_in_the_screen_shows_solved(tmp_path):
+    service = _service(tmp_path)
+    spec = get_exercise("first-nan")
+    app = ExerciseApp(lambda: ExerciseScreen(service, "first-nan"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.screen.query_one("#ex-editor").load_text(spec.solution_path.read_text())
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: "Solved" in text_of(pilot, "#ex-verdict-text"), tries=3000)
+    assert service.progress("first-nan").status == "solved"
+
+
+@run_async
+async def test_the_list_shows_status_and_enter_opens_an_exercise(tmp_path):
+    service = _service(tmp_path)
+    service.start("ddp-by-hand")
+    app = ExerciseApp(lambda: ExercisesScreen(service))
+    async with app.run_test(size=(120, 40)) as pilot:
+        table = app.screen.query_one("#exercises")
+        row = service.list()
+        assert table.row_count == len(row)
+        index = [r.name for r in row].index("ddp-by-hand")
+        assert table.get_row_at(index)[2] == "started"
+        table.move_cursor(row=index)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExerciseScreen) and app.screen.info.name == "ddp-by-hand"

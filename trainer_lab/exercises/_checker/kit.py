@@ -1,0 +1,50 @@
+"""Small torch helpers the checkers share (torch; imported only by check modules)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import torch
+from torch import nn
+
+
+def tiny_mlp(seed: int = 0, width: int = 16, depth: int = 3) -> nn.Sequential:
+    torch.manual_seed(seed)
+    layers: list[nn.Module] = []
+    for _ in range(depth - 1):
+        layers += [nn.Linear(width, width), nn.Tanh()]
+    layers.append(nn.Linear(width, 1))
+    return nn.Sequential(*layers)
+
+
+def batches(
+    seed: int, count: int, size: int = 8, width: int = 16
+) -> list[tuple[torch.Tensor, ...]]:
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(size, width, generator=g), torch.randn(size, 1, generator=g))
+            for _ in range(count)]  # fmt: skip
+
+
+def digest(tensors: list[torch.Tensor]) -> str:
+    h = hashlib.sha256()
+    for t in tensors:
+        h.update(t.detach().contiguous().reshape(-1).numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def params_digest(model: nn.Module) -> str:
+    return digest([p for p in model.parameters()])
+
+
+def max_diff(a: nn.Module, b: nn.Module) -> float:
+    return max(
+        float((p - q).abs().max()) for p, q in zip(a.parameters(), b.parameters(), strict=True)
+    )
+
+
+def flat(model: nn.Module) -> list[float]:
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).tolist()
+
+
+def list_diff(a: list[float], b: list[float]) -> float:
+    return max((abs(x - y) for x, y in zip(a, b, strict=True)), default=0.0)

@@ -1,0 +1,65 @@
+"""activation-checkpointing: count the bytes autograd saves during forward (saved-tensor hooks),
+count the block's forward calls, compare gradients with the plain block."""
+
+import torch
+from torch import nn
+
+from trainer_lab.exercises._checker.ctx import Ctx
+
+
+def block() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 256), nn.GELU(),
+                         nn.Linear(256, 64))  # fmt: skip
+
+
+def measure(module: nn.Module, x: torch.Tensor) -> tuple[int, torch.Tensor]:
+    saved = [0]
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        saved[0] += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = module(x)
+    return saved[0], out
+
+
+def run(ctx: Ctx) -> None:
+    cls = ctx.attr("CheckpointedBlock")
+    x = torch.randn(32, 64)
+    plain = block()
+    x1 = x.clone().requires_grad_()
+    plain_bytes, out = measure(plain, x1)
+    out.square().sum().backward()
+    inner = block()
+    calls = [0]
+    inner.register_forward_pre_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))
+    wrapped = ctx.call(cls, inner)
+    x2 = x.clone().requires_grad_()
+    mine_bytes, out2 = ctx.call(measure, wrapped, x2)
+    forward_calls = calls[0]
+    problems = []
+    try:
+        out2.square().sum().backward()
+    except RuntimeError as e:
+        problems.append(f"backward failed: {str(e).splitlines()[0]}")
+    if x2.grad is None or not torch.allclose(x2.grad, x1.grad, atol=1e-6):
+        problems.append("the input's gradient differs from the plain block's (or is missing)")
+    for (name, p), q in zip(inner.named_parameters(), plain.parameters(), strict=True):
+        if p.grad is None or not torch.allclose(p.grad, q.grad, atol=1e-6):
+            problems.append(f"gradient of {name} differs from the plain block's (or is missing)")
+            break
+    ctx.check("same_gradients", not problems, "; ".join(problems) or "input and weights match")
+    input_bytes = x.numel() * x.element_size()
+    ok = mine_bytes <= 2 * input_bytes and not problems
+    ctx.check("saves_less", ok,
+              f"saved for backward: {mine_bytes} bytes, plain block {plain_bytes}, the input "
+              f"alone {input_bytes}" + ("" if mine_bytes <= 2 * input_bytes else
+              ": the activations are still stored"))  # fmt: skip
+    recomputed = calls[0] - forward_calls
+    ctx.check(
+        "recomputes",
+        recomputed >= 1,
+        f"block forward calls: {forward_calls} in forward, {recomputed} in backward",
+    )

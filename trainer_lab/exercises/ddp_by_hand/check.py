@@ -1,0 +1,57 @@
+"""ddp-by-hand: train 3 steps with the user's sync on W ranks, compare across ranks and with
+one process training on the concatenated batch."""
+
+import torch
+from torch import nn
+
+from trainer_lab.exercises._checker.ctx import Ctx
+from trainer_lab.exercises._checker.kit import batches, flat, list_diff, params_digest, tiny_mlp
+
+STEPS = 3
+
+
+def run(ctx: Ctx) -> None:
+    sync = ctx.attr("sync_gradients")
+    data = [batches(100 + r, STEPS) for r in range(ctx.world_size)]
+    model = tiny_mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(STEPS):
+        x, y = data[ctx.rank][step]
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        ctx.call(sync, model)
+        opt.step()
+    digests = ctx.gather("digest", params_digest(model))
+    same = len(set(digests)) == 1
+    ctx.check(
+        "params_in_sync",
+        same,
+        "parameters identical on every rank after 3 steps"
+        if same
+        else f"parameter digests differ across ranks after 3 steps: {digests} "
+        "(each rank stepped on its own gradients)",
+    )
+    ref = tiny_mlp()
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    for step in range(STEPS):
+        x = torch.cat([d[step][0] for d in data])
+        y = torch.cat([d[step][1] for d in data])
+        ref_opt.zero_grad()
+        nn.functional.mse_loss(ref(x), y).backward()
+        ref_opt.step()
+    diff = list_diff(flat(model), flat(ref))
+    ratio = _update_ratio(model, ref)
+    ok = diff < 1e-5
+    detail = f"max |param - reference| = {diff:.2e}"
+    if not ok and ratio is not None:
+        detail += f"; your update is {ratio:.2f}x the reference's"
+        if abs(ratio - ctx.world_size) < 0.3:
+            detail += " (a sum over ranks, not the average?)"
+    ctx.check("matches_reference", ok, detail)
+
+
+def _update_ratio(model: nn.Module, ref: nn.Module) -> float | None:
+    start = flat(tiny_mlp())
+    mine = sum(abs(a - s) for a, s in zip(flat(model), start, strict=True))
+    theirs = sum(abs(a - s) for a, s in zip(flat(ref), start, strict=True))
+    return mine / theirs if theirs else None

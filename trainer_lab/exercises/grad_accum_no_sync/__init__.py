@@ -1,0 +1,23 @@
+from trainer_lab.exercises.spec import ExerciseSpec
+
+SPEC = ExerciseSpec(
+    name="grad-accum-no-sync",
+    title="Gradient accumulation with no_sync",
+    topic="data parallel",
+    summary="accumulate_step(ddp_model, optimizer, micro_batches): one optimizer step over k "
+    "micro-batches that equals one step on their concatenation, with one gradient all-reduce.",
+    file="accumulate.py",
+    checks=(
+        ("matches_big_batch", "parameters equal one step on the whole batch (mean loss)"),
+        (
+            "one_allreduce_per_step",
+            "DDP all-reduces gradients once per optimizer step, not per micro-batch",
+        ),
+    ),
+    hints=(
+        "Each backward adds into .grad; the mean over k micro-batches needs loss / k.",
+        "ddp_model.no_sync() is a context manager: backward inside it skips the all-reduce. "
+        "Use it for all micro-batches but the last.",
+        "contextlib.nullcontext() is the 'no context' for the last micro-batch.",
+    ),
+)

@@ -1,0 +1,53 @@
+"""grad-accum-no-sync: 2 accumulation steps of 4 micro-batches on W ranks; DDP's comm hook counts
+the bucket all-reduces; the reference is one process stepping on all ranks' data at once."""
+
+import torch
+from torch import nn
+from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from trainer_lab.exercises._checker.ctx import Ctx
+from trainer_lab.exercises._checker.kit import batches, flat, list_diff, tiny_mlp
+
+K, STEPS = 4, 2
+
+
+def run(ctx: Ctx) -> None:
+    fn = ctx.attr("accumulate_step")
+    data = [batches(300 + r, K * STEPS, size=4) for r in range(ctx.world_size)]
+    model = tiny_mlp()
+    ddp = DDP(model, bucket_cap_mb=25)
+    reduced = [0]
+
+    def counting(state, bucket):
+        reduced[0] += 1
+        return allreduce_hook(state, bucket)
+
+    ddp.register_comm_hook(None, counting)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    per_step = []
+    for step in range(STEPS):
+        before = reduced[0]
+        ctx.call(fn, ddp, opt, data[ctx.rank][step * K : (step + 1) * K])
+        per_step.append(reduced[0] - before)
+    ref = tiny_mlp()
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    for step in range(STEPS):
+        chunk = [b for d in data for b in d[step * K : (step + 1) * K]]
+        ref_opt.zero_grad()
+        x, y = torch.cat([b[0] for b in chunk]), torch.cat([b[1] for b in chunk])
+        nn.functional.mse_loss(ref(x), y).backward()
+        ref_opt.step()
+    diff = list_diff(flat(model), flat(ref))
+    start = flat(tiny_mlp())
+    mine = sum(abs(a - s) for a, s in zip(flat(model), start, strict=True))
+    theirs = sum(abs(a - s) for a, s in zip(flat(ref), start, strict=True)) or 1.0
+    ctx.check("matches_big_batch", diff < 1e-5,
+              f"max |param - reference| = {diff:.2e}; your update is {mine / theirs:.2f}x the "
+              "reference's" + (" (the loss is not divided by the number of micro-batches?)"
+                               if abs(mine / theirs - K) < 0.5 else ""))  # fmt: skip
+    ok = all(n == 1 for n in per_step)
+    detail = f"gradient all-reduces per optimizer step: {per_step} (one bucket; {K} micro-batches)"
+    if not ok:
+        detail += ": backward synced on every micro-batch, use no_sync()"
+    ctx.check("one_allreduce_per_step", ok, detail)

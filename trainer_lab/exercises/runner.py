@@ -1,0 +1,111 @@
+"""Check a user's exercise file by running its checker (torch-free here).
+
+    result = check_exercise(spec, Path("sync.py"), out_dir)
+
+The file is copied into `out_dir/workspace` (edits made while the check runs do not race it) and
+the exercise's checker runs there through trainer_lab.usercode.harness: the same deadline,
+whole-tree kill, resource limits and hang stack dumps as the coding round. The verdict is a lab
+result (trainer_lab.result) with lab `exercise:NAME` and one check per SPEC check, in SPEC order:
+a check passes when every rank recorded it as passed; a check no rank reached fails with why the
+run ended (the error in the user's file, the rank that hung and where).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from trainer_lab.exercises.protocol import ENTRY_SCRIPT, ENTRY_SOURCE, checks_file
+from trainer_lab.exercises.spec import ExerciseSpec
+from trainer_lab.result import Check, LabResult, new_result, write_result
+from trainer_lab.usercode.evidence import read_jsonl
+from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun, run_script
+from trainer_lab.usercode.limits import LIMITS_TEXT
+from trainer_lab.usercode.source import read_script, syntax_error
+
+
+def lab_name(spec: ExerciseSpec) -> str:
+    return f"exercise:{spec.name}"
+
+
+def _not_run(spec: ExerciseSpec, why: str) -> list[Check]:
+    return [{"name": n, "passed": False, "detail": why} for n in spec.check_names()]
+
+
+def merge_checks(spec: ExerciseSpec, run: ScriptRun) -> tuple[list[Check], list[str]]:
+    """(the SPEC's checks from every rank's records, the errors the ranks recorded)."""
+    seen: dict[str, list[tuple[int, bool, str]]] = {}
+    errors: list[str] = []
+    for rank in run.ranks():
+        for record in read_jsonl(run.run_dir / checks_file(rank)):
+            if isinstance(record.get("error"), str):
+                errors.append(f"rank {rank}: {record['error']}" if run.launch.world_size else
+                              record["error"])  # fmt: skip
+            elif isinstance(record.get("check"), str) and isinstance(record.get("passed"), bool):
+                entry = (rank, record["passed"], str(record.get("detail", "")))
+                seen.setdefault(record["check"], []).append(entry)
+    why = errors[0] if errors else run.summary()
+    checks: list[Check] = []
+    for name in spec.check_names():
+        found = seen.get(name)
+        if not found:
+            checks.append({"name": name, "passed": False, "detail": f"not reached: {why}"})
+            continue
+        failing = [f for f in found if not f[1]]
+        rank, _, detail = failing[0] if failing else found[0]
+        if failing and run.launch.world_size > 1:
+            detail = f"rank {rank}: {detail}"
+        checks.append({"name": name, "passed": not failing, "detail": detail})
+    return checks, errors
+
+
+def check_exercise(
+    spec: ExerciseSpec,
+    user_file: Path,
+    out_dir: Path,
+    cancel: threading.Event | None = None,
+    timeout_s: float | None = None,
+) -> LabResult:
+    """Check the file; write and return out_dir/result.json's content. Raises ScriptError
+    (trainer_lab.usercode.source) when the file cannot be read."""
+    source = read_script(user_file)
+    start = time.monotonic()
+    result = new_result(lab_name(spec), {"file": str(user_file)}, spec.world_size, out_dir)
+    result["env"]["backend"] = "gloo" if spec.world_size else None
+    bad = syntax_error(source, spec.file)
+    if bad:
+        result["checks"] = _not_run(spec, f"not run: {bad}")
+        result["observations"] = {"syntax_error": bad}
+    else:
+        workspace = out_dir / "workspace"
+        workspace.mkdir(parents=True, exist_ok=True)
+        (workspace / spec.file).write_text(source)
+        (workspace / ENTRY_SCRIPT).write_text(ENTRY_SOURCE)
+        launch = ScriptLaunch(
+            name=spec.name,
+            script=workspace / ENTRY_SCRIPT,
+            args=(spec.checker_module, spec.file),
+            world_size=spec.world_size,
+            run_dir=out_dir / "run",
+            ckpt_dir=out_dir / "ckpt",
+            timeout_s=timeout_s or spec.timeout_s,
+        )
+        run = run_script(launch, cancel)
+        result["checks"], errors = merge_checks(spec, run)
+        result["launches"] = [run.to_dict()]
+        result["observations"] = {
+            "run": run.summary(),
+            "errors": errors,
+            "hangs": {str(k): v for k, v in run.hangs.items()},
+            "limits": LIMITS_TEXT,
+        }
+        if run.status == "cancelled":
+            result["status"] = "cancelled"
+    passed = sum(c["passed"] for c in result["checks"])
+    result["observations"].update({"checks_passed": passed, "checks_total": len(spec.checks)})
+    if result["status"] != "cancelled":
+        result["status"] = "ok" if passed == len(spec.checks) else "failed"
+    result["duration_s"] = round(time.monotonic() - start, 3)
+    write_result(out_dir, result)
+    return result

@@ -1,0 +1,36 @@
+"""Read a user's file before running it (torch-free): size and encoding limits, and a syntax check
+that compiles the text without running it. Shared by the coding round and the exercises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+MAX_SCRIPT_BYTES = 1024**2
+
+
+class ScriptError(ValueError):
+    """The file cannot be run at all (missing, too large, not text)."""
+
+
+def read_script(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ScriptError(f"cannot read {path}: {error.strerror or error}") from None
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise ScriptError(f"{path} is larger than {MAX_SCRIPT_BYTES // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScriptError(f"{path} is not UTF-8 text") from None
+
+
+def syntax_error(source: str, name: str) -> str | None:
+    """`NAME:LINE: SyntaxError: message` when the source does not compile (compiled, never run)."""
+    try:
+        compile(source, name, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return f"{name}:{error.lineno}: SyntaxError: {error.msg}"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return f"{name}: does not compile: {type(error).__name__}"
+    return None
