@@ -142,6 +142,7 @@ def scan(text: str) -> None:
     """Check the limits on the flat event stream; raise YamlProblem at the first one broken
     (or yaml.YAMLError for a syntax error)."""
     depth = nodes = 0
+    aliased = False  # the count includes values an alias repeats
     sizes: dict[str, int] = {}  # anchor -> nodes it stands for, aliases inside expanded
     stack: list[tuple[str | None, int]] = []  # open collections: (anchor, nodes at start)
     open_anchors: list[str] = []
@@ -162,6 +163,7 @@ def scan(text: str) -> None:
             if event.anchor not in sizes:
                 raise YamlProblem(_line(event), f"alias *{event.anchor} has no anchor before it")
             nodes += sizes[event.anchor]
+            aliased = True
         elif kind is yaml.SequenceStartEvent or kind is yaml.MappingStartEvent:
             nodes += 1
             depth += 1
@@ -177,7 +179,9 @@ def scan(text: str) -> None:
                 open_anchors.pop()
                 sizes[anchor] = nodes - start + 1
         if nodes > MAX_NODES:
-            message = f"more than {MAX_NODES} values once aliases are expanded"
+            message = f"more than {MAX_NODES} values" + (
+                " once aliases are expanded" if aliased else " (a deck file holds at most that)"
+            )
             raise YamlProblem(_line(event), message)
 
 

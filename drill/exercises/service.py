@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from drill.errors import DrillError
 from drill.exercises.progress import Progress, ProgressStore
+from drill.review.ratings import RATING_NAMES as RATING_NAMES  # re-exported: the CLI, the screen
 from trainer_lab.exercises.catalogue import EXERCISES, UnknownExerciseError, get_exercise
 from trainer_lab.exercises.spec import ExerciseSpec
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 AGAIN, HARD, GOOD = 1, 2, 3
 # rate(card_id, deck_id, rating): the review screen passes one that rates through its session
 RateCard = Callable[[str, str, int], None]
-RATING_NAMES = {AGAIN: "Again", HARD: "Hard", GOOD: "Good"}
 
 
 class ExerciseError(DrillError):

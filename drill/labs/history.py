@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drill.labs.controller import LabOutcome, Prediction
-from trainer_lab.result import LabResult, read_result
+from trainer_lab.result import LabResult, failed_checks, read_result
 
 if TYPE_CHECKING:
     from storage.db import Database
@@ -26,13 +26,12 @@ if TYPE_CHECKING:
 
 def summarize(outcome: LabOutcome) -> dict[str, Any]:
     """The compact, JSON-able summary kept in the row (the full result stays in the run dir)."""
-    result = outcome.result
-    checks = result.get("checks") or []
+    checks = outcome.result["checks"]
     return {
         "status": outcome.status,
-        "checks_passed": sum(1 for c in checks if c.get("passed")),
+        "checks_passed": sum(1 for c in checks if c["passed"]),
         "checks_total": len(checks),
-        "failed_checks": [c.get("name") for c in checks if not c.get("passed")],
+        "failed_checks": [c["name"] for c in failed_checks(outcome.result)],
         "claims": [
             {"claim": c.claim, "passed": c.passed, "detail": c.detail} for c in outcome.claims
         ],

@@ -9,7 +9,7 @@ only costs a notice line, never the run.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from storage.errors import DatabaseError, one_line
 if TYPE_CHECKING:
     from drill.labs.history import LabHistory
     from drill.review.database import Database
+    from trainer_lab.result import LabResult
 
 HISTORY_ERRORS = (DatabaseError, OSError, KeyError, ValueError)
 
@@ -59,16 +60,14 @@ class RunRecorder:
         except HISTORY_ERRORS as error:
             self._failed("this run is not recorded", error)
 
-    def finish(self, result: Mapping[str, Any]) -> None:
+    def finish(self, result: LabResult) -> None:
         if self.history is None or self.run_id is None:
             return
         from drill.labs.controller import score_outcome
 
-        took = result.get("duration_s")
-        if not isinstance(took, int | float) or isinstance(took, bool):
-            took = time.monotonic() - self._started
+        took = result["duration_s"] or time.monotonic() - self._started
         try:
-            self.history.finish(self.run_id, score_outcome(None, result, None), float(took))
+            self.history.finish(self.run_id, score_outcome(None, result, None), took)
         except HISTORY_ERRORS as error:
             self._failed("the end of this run is not recorded", error)
         self.run_id = None

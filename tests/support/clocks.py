@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+
+# "Now" in the TUI tests (tests/drill/tui/conftest.py's clock) and the stats they check.
+TUI_START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 
 class FakeClock:

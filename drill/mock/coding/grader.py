@@ -34,7 +34,7 @@ from drill.mock.coding.contract import (
     SCRIPT_NAME,
     LaunchPlan,
 )
-from trainer_lab.result import Check, LabResult, new_result, write_result
+from trainer_lab.result import Check, LabResult, new_result, variant_dir, write_result
 from trainer_lab.usercode.evidence import write_events
 from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
@@ -105,7 +105,7 @@ def to_launch(plan: LaunchPlan, script: Path, out_dir: Path, timeout_s: float) -
         script=script,
         args=args,
         world_size=plan.world_size,
-        run_dir=out_dir / "runs" / plan.name,
+        run_dir=variant_dir(out_dir, plan.name),
         ckpt_dir=ckpt,
         timeout_s=timeout_s,
         faults=Faults(kill_rank, kill_after, plan.tear_after_step),

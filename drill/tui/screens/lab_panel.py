@@ -53,9 +53,8 @@ POLL_S = 0.2  # how often the log and progress are brought up to date
 
 def outcome_text(card: Card | None, outcome: LabOutcome, took_s: float) -> str:
     """The after-run summary (Rich markup): status, prediction vs observation, claims, rating."""
-    result = outcome.result
-    checks = result.get("checks") or []
-    passed = sum(1 for c in checks if c.get("passed"))
+    checks = outcome.result["checks"]
+    passed = sum(1 for c in checks if c["passed"])
     colour = {"ok": "green", "failed": "yellow"}.get(outcome.status, "red")
     lines = [f"[b {colour}]{outcome.status}[/] · checks {passed}/{len(checks)} · {took_s:.1f} s"]
     if outcome.error:

@@ -8,8 +8,9 @@ screen composes a plot, never on the TUI's first-paint path.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from rich.markup import escape
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -19,39 +20,41 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from drill.labs.plots import PlotData, key_observations, ladder_mfu, plot_data, series_styles
+from trainer_lab.result import error_message
+
+if TYPE_CHECKING:
+    from trainer_lab.result import LabResult
 
 
-def checks_table(result: dict[str, Any]) -> Table:
+def checks_table(result: LabResult) -> Table:
     table = Table(title="Checks", title_justify="left", expand=True, show_edge=False)
     table.add_column("", width=4)
     table.add_column("check", ratio=1)
     table.add_column("detail", ratio=2)
-    for check in result.get("checks") or []:
-        mark = "[green]✓[/]" if check.get("passed") else "[red]✗[/]"
-        table.add_row(mark, str(check.get("name", "?")), str(check.get("detail", "")))
-    if not result.get("checks"):
+    for check in result["checks"]:
+        mark = "[green]✓[/]" if check["passed"] else "[red]✗[/]"
+        table.add_row(mark, check["name"], check["detail"])
+    if not result["checks"]:
         table.add_row("", "no checks recorded", "")
     return table
 
 
-def observations_table(result: dict[str, Any]) -> Table:
+def observations_table(result: LabResult) -> Table:
     table = Table(title="Key observations", title_justify="left", expand=True, show_edge=False)
     table.add_column("observation", ratio=2)
     table.add_column("value", ratio=1, justify="right")
-    for name, value in key_observations(result.get("observations") or {}):
+    for name, value in key_observations(result["observations"]):
         table.add_row(name, value)
     return table
 
 
-def _status_line(result: dict[str, Any]) -> str:
-    status = result.get("status", "?")
-    world = result.get("world_size") or (result.get("env") or {}).get("world_size", "?")
-    took = result.get("duration_s")
-    took_text = f" · {took:.1f} s" if isinstance(took, int | float) else ""
-    params = " ".join(f"{k}={v}" for k, v in (result.get("params") or {}).items())
-    error = result.get("error")
-    message = f"\n[red]{error.get('message')}[/]" if isinstance(error, dict) else ""
-    return f"{result.get('lab', '?')} · {status} · W={world}{took_text}  {params}{message}"
+def _status_line(result: LabResult) -> str:
+    world = result["world_size"] or result["env"].get("world_size", "?")
+    params = " ".join(f"{k}={v}" for k, v in result["params"].items())
+    error = error_message(result)
+    message = f"\n[red]{escape(error)}[/]" if error else ""
+    took = f"{result['duration_s']:.1f} s"
+    return f"{result['lab']} · {result['status']} · W={world} · {took}  {params}{message}"
 
 
 def plot_widgets(data: PlotData, ladder: list[tuple[str, float]] | None = None) -> list[Widget]:
@@ -116,11 +119,11 @@ class LabResultsScreen(Screen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "leave", "Back")]
 
-    def __init__(self, result: dict[str, Any], run_dir: Path | None, title: str = "") -> None:
+    def __init__(self, result: LabResult, run_dir: Path | None, title: str = "") -> None:
         super().__init__()
         self.result = result
         self.run_dir = run_dir
-        self.title_text = title or f"Results · {result.get('lab', 'lab')}"
+        self.title_text = title or f"Results · {result['lab']}"
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text, id="results-title")
@@ -131,7 +134,7 @@ class LabResultsScreen(Screen[None]):
                 observations_table(self.result), id="results-observations", classes="results-block"
             )
             data = plot_data(self.run_dir) if self.run_dir is not None else PlotData()
-            yield from plot_widgets(data, ladder_mfu(self.result.get("observations") or {}))
+            yield from plot_widgets(data, ladder_mfu(self.result["observations"]))
             if self.run_dir is not None:
                 yield Static(f"run dir: {self.run_dir}", id="results-dir", classes="results-block")
         yield Footer()

@@ -151,6 +151,20 @@ def test_bad_numbers_and_run_dirs_are_usage_errors(
     assert captured.out == ""  # nothing started: not even the header line
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "1e3", "2.5"])
+def test_a_world_size_that_is_not_a_whole_number_is_a_usage_error(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from drill.cli.main import main
+
+    with pytest.raises(SystemExit) as stopped:  # argparse's own usage error
+        main(["lab", "run", "ddp-baseline", "--world-size", value])
+    assert stopped.value.code == 2
+    captured = capsys.readouterr()
+    assert f"argument --world-size: invalid int value: '{value}'" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1 and captured.out == ""
+
+
 def test_an_unusable_drill_home_is_a_usage_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

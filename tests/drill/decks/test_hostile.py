@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from drill.cli.main import main
+from drill.decks.limits import MAX_FILE_BYTES, MAX_NODES
 from drill.decks.links import LAB_LINK_CHECKS
 from drill.decks.loader import check_paths, load_decks
 from tests.support.hostile_decks import (
@@ -145,3 +146,41 @@ def test_hidden_files_are_not_decks(tmp_path: Path) -> None:
     os.symlink("user@host.1234", tmp_path / ".#good.yaml")  # an editor's lock file
     (tmp_path / "good.yaml").write_text(GOOD_DECK)
     assert check_paths([tmp_path]) == []
+
+
+def test_many_values_without_aliases_name_the_limit_not_aliases(tmp_path: Path) -> None:
+    path = tmp_path / "wide.yaml"
+    path.write_text(HEAD.format(deck="w") + "    back: A\n    tags: [" + "x, " * 250_000 + "x]\n")
+    (problem,) = check_paths([path])
+    assert problem.message == f"more than {MAX_NODES} values (a deck file holds at most that)"
+
+
+def test_a_file_over_the_size_limit_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    with path.open("wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)  # sparse: no need to write 8 MiB
+    (problem,) = check_paths([path])
+    assert (problem.line, problem.message) == (
+        1,
+        f"file is {MAX_FILE_BYTES + 1} bytes; a deck file may have at most 8 MiB",
+    )
+
+
+def test_a_file_that_cannot_be_read_is_one_line_and_the_others_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # root reads any file whatever its mode, so the read error is made, not chmod-ed
+    (tmp_path / "good.yaml").write_text(GOOD_DECK)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GOOD_DECK.replace("good", "bad"))
+    real_open = Path.open
+
+    def open_(self: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        if self == bad:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "open", open_)
+    decks = load_decks([tmp_path], include_bundled=False, use_cache=False)
+    assert [d.deck.deck for d in decks.decks] == ["good"]
+    assert [str(p) for p in decks.problems] == [f"{bad}:1: cannot read: Permission denied"]

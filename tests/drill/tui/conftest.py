@@ -1,16 +1,18 @@
-"""Fixtures for the TUI tests: a throwaway DRILL_HOME, a small deck dir, a fixed clock."""
+"""Fixtures for the TUI tests: a small deck dir, a fixed clock, an app factory (the throwaway
+DRILL_HOME comes from the root conftest)."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from drill.tui.app import AppOptions, DrillApp
+from tests.support.clocks import TUI_START
 
 ALPHA = """\
 deck: alpha
@@ -45,7 +47,7 @@ cards:
     back: Which rank did not arrive.
 """
 
-START = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+START = TUI_START
 
 
 class Clock:

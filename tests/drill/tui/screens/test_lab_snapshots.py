@@ -17,6 +17,7 @@ from drill.tui.screens.lab_panel import LabPanelScreen
 from drill.tui.screens.lab_results import LabResultsScreen
 from tests.support.lab_fakes import OK_RESULT, FakeRunner
 from tests.support.pilot import HostApp, choose, until
+from trainer_lab.result import parse_result
 
 SIZE = (100, 48)
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -95,6 +96,6 @@ def test_results_view(snap_compare) -> None:
     run_dir = Path(tempfile.gettempdir()) / "drill-tui-labs-snapshot-run"
     shutil.rmtree(run_dir, ignore_errors=True)
     _write_events(run_dir)
-    result = {**OK_RESULT, "lab": "resume", "params": {"steps": 10}, "world_size": 2}
+    result = parse_result({**OK_RESULT, "lab": "resume", "params": {"steps": 10}, "world_size": 2})
     app = HostApp(LabResultsScreen(result, run_dir, "Results · resume"))
     assert snap_compare(app, terminal_size=(100, 70))

@@ -10,7 +10,7 @@ import pytest
 
 from drill.tui.screens.home import HomeScreen
 from drill.tui.screens.stats import StatsScreen
-from tests.drill.tui.conftest import START
+from tests.support.clocks import TUI_START as START
 from tests.support.pilot import run_async, text_of, until
 from tests.support.review_logs import LogBuilder
 

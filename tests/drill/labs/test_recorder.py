@@ -1,0 +1,60 @@
+"""RunRecorder: `drill lab run` records its run in the lab history through the result contract;
+a history that cannot be written costs a notice line, never the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from drill.labs.history import LabHistory
+from drill.labs.recorder import RunRecorder
+from drill.review.database import Database, open_app_database
+from storage.errors import DatabaseError
+from trainer_lab.result import ended_result, new_result
+
+
+def test_a_finished_run_is_recorded_with_its_checks_and_duration(tmp_path: Path) -> None:
+    notices: list[str] = []
+    recorder = RunRecorder(notices.append)
+    recorder.start("resume", {"steps": 10}, 2, tmp_path / "run")
+    result = new_result("resume", {"steps": 10}, 2, tmp_path / "run")
+    result["status"] = "failed"
+    result["duration_s"] = 4.25
+    result["checks"] = [
+        {"name": "losses_match", "passed": True, "detail": ""},
+        {"name": "resume_exact", "passed": False, "detail": "step 6 differs"},
+    ]
+    recorder.finish(result)
+    recorder.close()
+    db = open_app_database()
+    (run,) = LabHistory(db).runs(lab="resume")
+    db.close()
+    assert (run.status, run.duration_s, run.world_size) == ("failed", 4.25, 2)
+    assert run.summary["checks_passed"] == 1 and run.summary["failed_checks"] == ["resume_exact"]
+    assert notices == []
+
+
+def test_a_result_without_a_duration_takes_the_measured_one(tmp_path: Path) -> None:
+    recorder = RunRecorder(lambda _line: None)
+    recorder.start("resume", {}, 2, tmp_path / "run")
+    recorder.finish(ended_result("resume", {}, 2, tmp_path, "cancelled", "cancelled", 0.0))
+    recorder.close()
+    db = open_app_database()
+    (run,) = LabHistory(db).runs(lab="resume")
+    db.close()
+    assert run.status == "cancelled" and run.duration_s is not None and run.duration_s > 0
+
+
+def test_a_database_that_cannot_be_opened_costs_one_notice(tmp_path: Path) -> None:
+    notices: list[str] = []
+
+    def broken() -> Database:
+        raise DatabaseError("cannot open the database: file is not a database")
+
+    recorder = RunRecorder(notices.append, open_db=broken)
+    recorder.start("resume", {}, 2, tmp_path / "run")
+    recorder.finish(new_result("resume", {}, 2, tmp_path / "run"))
+    recorder.close()
+    assert notices == [
+        "drill lab: notice: this run is not recorded in the lab history: "
+        "cannot open the database: file is not a database"
+    ]
