@@ -37,6 +37,12 @@ from trainer_lab.usercode.limits import LIMITS_TEXT
 
 RunStatus = Literal["ok", "error", "timeout", "cancelled"]
 STACK_WAIT_S = 1.5
+# RLIMIT_NPROC does not bind root (CI and containers run as root), so the supervisor also counts
+# the launch's session and stops it past this many processes: a fork bomb is an error in well
+# under a second instead of filling the machine until the deadline.
+MAX_SESSION_PROCS = 256
+PROCESS_COUNT_EVERY_S = 0.2
+PROCESS_LIMIT_CAUSE = f"process limit: more than {MAX_SESSION_PROCS} processes at once"
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,7 @@ _HINTS = (
     ("File too large", "the file-size limit (stdout included)"),
     ("SIGXFSZ", "the file-size limit (stdout included)"),
     ("Resource temporarily unavailable", "the process limit"),
+    ("process limit:", "the process limit"),
 )
 
 
@@ -252,23 +259,50 @@ def run_script(launch: ScriptLaunch, cancel: threading.Event | None = None) -> S
             env=child_env(launch),
             start_new_session=True,
         )
+        watchdog = _ProcessWatchdog(proc.pid, cancel)
         ended = supervise(
             proc,
             start + launch.timeout_s,
-            cancel,
+            watchdog.stop,
+            on_poll=watchdog.poll,
             on_timeout=lambda: _dump_stacks(launch, proc.pid),
         )
-    status = ended.stop
     for pid in sweep_session(proc.pid):
         reap(pid)
     duration = time.monotonic() - start
-    final: RunStatus = status or ("ok" if proc.returncode == 0 else "error")
+    if watchdog.over_limit:
+        run = ScriptRun(launch, "error", proc.returncode, duration)
+        run.root_cause = RootCause(None, "signal", PROCESS_LIMIT_CAUSE)
+        return run
+    final: RunStatus = ended.stop or ("ok" if proc.returncode == 0 else "error")
     run = ScriptRun(launch, final, proc.returncode, duration)
     if final == "timeout":
         run.hangs = hang_summary(run.observe_dir, launch.script)
     if final != "ok":
         run.root_cause = _root_cause(run)
     return run
+
+
+class _ProcessWatchdog:
+    """Stops the launch on the caller's cancel, or once its session holds too many processes."""
+
+    def __init__(self, sid: int, cancel: threading.Event | None) -> None:
+        self.sid = sid
+        self.cancel = cancel
+        self.stop = threading.Event()
+        self.over_limit = False
+        self._next_count = 0.0
+
+    def poll(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            self.stop.set()
+        now = time.monotonic()
+        if now < self._next_count:
+            return
+        self._next_count = now + PROCESS_COUNT_EVERY_S
+        if len(session_members(self.sid)) > MAX_SESSION_PROCS:
+            self.over_limit = True
+            self.stop.set()
 
 
 def _injected(run: ScriptRun) -> RootCause | None:
