@@ -17,7 +17,14 @@ from datetime import datetime
 from pathlib import Path
 
 from storage.errors import DatabaseError, one_line
-from storage.schema_names import CARD_STATE, LAB_RUN, MOCK_REPORT, MOCK_ROUND, REVIEW_LOG
+from storage.schema_names import (
+    CARD_STATE,
+    EXERCISE_ATTEMPT,
+    LAB_RUN,
+    MOCK_REPORT,
+    MOCK_ROUND,
+    REVIEW_LOG,
+)
 
 MATURE_DAYS = 21
 
@@ -205,6 +212,22 @@ def mock_results(conn: sqlite3.Connection) -> list[tuple[datetime, str, float, s
         f"FROM {MOCK_REPORT} p JOIN {MOCK_ROUND} r ON r.id = p.round_id ORDER BY r.started_at"
     ).fetchall()
     return [(_time(s), str(k), float(v), str(b)) for s, k, v, b in rows if s]  # type: ignore[misc]
+
+
+def exercise_results(conn: sqlite3.Connection) -> list[tuple[datetime, str, str, int, int]]:
+    """(checked at, exercise name, status, checks passed, checks run) per exercise check, oldest
+    first; empty before the exercises' tables exist (schema v5)."""
+    if not _has_table(conn, EXERCISE_ATTEMPT):
+        return []
+    rows = conn.execute(
+        f"SELECT checked_at, name, status, passed, total FROM {EXERCISE_ATTEMPT} "
+        "ORDER BY checked_at, id"
+    ).fetchall()
+    return [
+        (_time(at), str(name), str(status), int(passed or 0), int(total or 0))  # type: ignore[misc]
+        for at, name, status, passed, total in rows
+        if at
+    ]
 
 
 def review_history(conn: sqlite3.Connection, card_id: str) -> list[tuple[datetime, int, int]]:

@@ -14,7 +14,8 @@ from typing import Any
 DESCRIPTION = """\
 Review statistics: reviews per day and streak, true retention (reviews of mature cards,
 interval >= 21 days, not rated Again) per deck and week, the due forecast for 30 days, card
-counts by state, the weakest tags and decks, lab-prediction calibration and mock-round results."""
+counts by state, the weakest tags and decks, lab-prediction calibration, mock-round results
+and exercise checks over time."""
 
 
 def register(subparsers: Any) -> None:
@@ -87,4 +88,12 @@ def text_report(data: dict[str, Any]) -> list[str]:
         lines.append(
             f"mock {mock['started_at'][:10]} {mock['round']}: {mock['score']:.0%} {mock['band']}"
         )
+    for check in data["exercise_results"][-5:]:
+        result = "solved" if check["solved"] else check["status"]
+        lines.append(
+            f"exercise {check['checked_at'][:10]} {check['name']}: "
+            f"{check['passed']}/{check['total']} checks, {result}"
+        )
+    if data["exercise_results"]:
+        lines.append(f"exercises solved: {len(data['exercises_solved'])}")
     return lines

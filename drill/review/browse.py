@@ -8,7 +8,8 @@ UI-free. Query syntax (case-insensitive, every term must match):
 
 A bad term (an unknown `key:`, an unknown `is:`/`level:` value, an unclosed quote) is skipped
 and named in `Query.hint`, one line; the rest of the query still applies. `is:leech` is the
-card_state.leech flag (schema v4, set by the scheduler when a card lapses too often).
+card_state.leech flag (schema v4, set by the scheduler when a card lapses too often); a leech
+also counts as tagged `leech` (`tag:leech`, the free word leech), as Anki tags its leeches.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class CardRow:
     def refresh_text(self) -> None:
         self.text = " ".join(
             (self.front, self.back, " ".join(self.tags), self.deck_id, self.deck_title,
-             self.level, self.state, self.card_id)
+             self.level, self.state, self.card_id, "leech" if self.leech else "")
         ).lower()  # fmt: skip
 
     def is_buried(self, now: datetime) -> bool:
@@ -148,7 +149,7 @@ def matches(row: CardRow, query: Query, now: datetime) -> bool:
     if query.levels and row.level not in query.levels:
         return False
     if query.tags:
-        tags = {t.lower() for t in row.tags}
+        tags = {t.lower() for t in row.tags} | ({"leech"} if row.leech else set())
         if any(t not in tags for t in query.tags):
             return False
     if any(d not in row.deck_id.lower() and d not in row.deck_title.lower() for d in query.decks):

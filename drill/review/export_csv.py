@@ -1,7 +1,8 @@
 """The review log as CSV in the layout the FSRS tools read (fsrs-optimizer's review-log schema,
 also what fsrs-rs' examples load): card_id, review_time (milliseconds since the epoch, UTC),
 review_rating (1 Again .. 4 Easy), review_state (before the review: 0 New, 1 Learning, 2 Review,
-3 Relearning), review_duration (milliseconds)."""
+3 Relearning), review_duration (milliseconds). Custom-study ratings that kept the card's
+schedule are not exported (drill.review.review_log explains why)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,12 @@
 Each row carries what the FSRS tools read (fsrs-optimizer's review-log schema): card id, review
 time, rating 1..4, the card's state *before* the review (0 New, 1 Learning, 2 Review,
 3 Relearning) and the time spent in milliseconds.
+
+Custom-study ratings of cards that were not due (drill.review.study: logged, schedule kept) are
+left out, as Anki's optimizer leaves out filtered-deck reviews that did not reschedule: the card
+was seen early on purpose, and fitting FSRS to those reviews would skew the personal parameters.
+Such a row is recognised by its state after: a real review sets `last_review` to its own time,
+a kept schedule leaves the earlier one.
 """
 
 from __future__ import annotations
@@ -37,13 +43,28 @@ def _state_before(text: str | None) -> int:
     return state if isinstance(state, int) and 1 <= state <= 3 else NEW
 
 
+def _json(text: str | None) -> dict[str, object]:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def schedule_kept(state_before: str | None, state_after: str | None) -> bool:
+    """Whether a log row is a rating that left the schedule as it was (custom study ahead)."""
+    last = _json(state_before).get("last_review")
+    return bool(last) and _json(state_after).get("last_review") == last
+
+
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def read_review_log(db: Database, deck_ids: set[str] | None = None) -> list[LoggedReview]:
     """Every review in the log (of the decks in `deck_ids`, when given), oldest first. Rows with
-    a rating outside 1..4 (a damaged file) are skipped."""
+    a rating outside 1..4 (a damaged file) and custom-study ratings that kept the card's
+    schedule (see the module docstring) are skipped."""
     from sqlmodel import col, select
 
     from storage.tables import ReviewLog
@@ -54,12 +75,15 @@ def read_review_log(db: Database, deck_ids: set[str] | None = None) -> list[Logg
         ReviewLog.reviewed_at,
         ReviewLog.rating,
         ReviewLog.state_before,
+        ReviewLog.state_after,
         ReviewLog.duration_ms,
     ).order_by(col(ReviewLog.reviewed_at), col(ReviewLog.id))
     with db.session() as session:
         rows = list(session.exec(query))
     return [
         LoggedReview(card_id, _utc(at), rating, _state_before(before), max(0, int(duration or 0)))
-        for card_id, deck_id, at, rating, before, duration in rows
-        if (deck_ids is None or deck_id in deck_ids) and rating in (1, 2, 3, 4)
+        for card_id, deck_id, at, rating, before, after, duration in rows
+        if (deck_ids is None or deck_id in deck_ids)
+        and rating in (1, 2, 3, 4)
+        and not schedule_kept(before, after)
     ]

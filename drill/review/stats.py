@@ -8,7 +8,8 @@ storage.stats_queries; this module turns the grouped rows into the figures:
   Again, overall, per deck and per week, next to the desired retention;
 - the due forecast for the next 30 days and the card counts by state;
 - the weakest tags and decks (most lapses, then lowest retention);
-- calibration of lab predictions by stated certainty, and mock-round results over time.
+- calibration of lab predictions by stated certainty, and mock-round and exercise-check
+  results over time.
 
 Learner's days start at `day_start_hour` local time; the UTC offset at `now` is used for the
 whole year (a DST change moves a review near the day boundary by an hour at most).
@@ -87,6 +88,21 @@ class MockResult:
     band: str
 
 
+@dataclass(frozen=True)
+class ExerciseResult:
+    """One exercise check (drill.exercises): how many of its checks passed."""
+
+    checked_at: datetime
+    name: str
+    status: str  # ok | failed | cancelled | ...
+    passed: int
+    total: int
+
+    @property
+    def solved(self) -> bool:
+        return self.status == "ok" and self.total > 0 and self.passed == self.total
+
+
 @dataclass
 class Stats:
     today: date
@@ -104,6 +120,12 @@ class Stats:
     calibration: list[CertaintyRow]
     calibration_verdict: str
     mock_results: list[MockResult] = field(default_factory=list)
+    exercise_results: list[ExerciseResult] = field(default_factory=list)  # oldest first
+
+    @property
+    def exercises_solved(self) -> list[str]:
+        """Exercises with at least one check that passed, in the order first solved."""
+        return list(dict.fromkeys(r.name for r in self.exercise_results if r.solved))
 
     @property
     def reviews_today(self) -> int:
@@ -132,6 +154,8 @@ class Stats:
             "calibration": [_certainty_json(c) for c in self.calibration],
             "calibration_verdict": self.calibration_verdict,
             "mock_results": [_mock_json(m) for m in self.mock_results],
+            "exercise_results": [_exercise_json(e) for e in self.exercise_results],
+            "exercises_solved": self.exercises_solved,
         }
 
 
@@ -147,6 +171,11 @@ def _certainty_json(c: CertaintyRow) -> dict[str, Any]:
 def _mock_json(m: MockResult) -> dict[str, Any]:
     return {"started_at": m.started_at.isoformat(), "round": m.round, "score": m.score,
             "band": m.band}  # fmt: skip
+
+
+def _exercise_json(e: ExerciseResult) -> dict[str, Any]:
+    return {"checked_at": e.checked_at.isoformat(), "name": e.name, "status": e.status,
+            "passed": e.passed, "total": e.total, "solved": e.solved}  # fmt: skip
 
 
 def day_shift_minutes(now: datetime, day_start_hour: int) -> int:
@@ -172,12 +201,13 @@ def compute_stats(
     shift = day_shift_minutes(now, day_start_hour)
     with q.read_only(db_path) as conn:
         if conn is None:
-            totals, states, calib, mocks = q.ReviewTotals(shift), [], [], []
+            totals, states, calib, mocks, drills = q.ReviewTotals(shift), [], [], [], []
         else:
             totals = q.review_totals(conn, db_path, shift)
             states = q.card_states(conn)
             calib = q.prediction_calibration(conn)
             mocks = q.mock_results(conn)
+            drills = q.exercise_results(conn)
     per_day: dict[str, int] = {}
     for (_deck, day), (n, _mature, _again) in totals.by_deck_day.items():
         per_day[day] = per_day.get(day, 0) + n
@@ -187,10 +217,12 @@ def compute_stats(
         if mature
     ]
     by_card = {card: (n, again) for card, (n, again) in totals.by_card.items()}
-    return build_stats(
+    stats = build_stats(
         now, list(cards), list(per_day.items()), by_deck_day, by_card, states, calib, mocks,
         desired_retention=desired_retention, shift_minutes=shift,
     )  # fmt: skip
+    stats.exercise_results = [ExerciseResult(*row) for row in drills]
+    return stats
 
 
 def build_stats(

@@ -9,7 +9,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from storage.db import open_database
-from storage.schema_names import CARD_STATE, LAB_RUN, MOCK_REPORT, MOCK_ROUND, REVIEW_LOG
+from storage.schema_names import (
+    CARD_STATE,
+    EXERCISE_ATTEMPT,
+    LAB_RUN,
+    MOCK_REPORT,
+    MOCK_ROUND,
+    REVIEW_LOG,
+)
 
 FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy stores datetimes on SQLite (UTC, no offset)
 
@@ -38,6 +45,7 @@ class LogBuilder:
         self.logs: list[tuple] = []  # type: ignore[type-arg]
         self.labs: list[tuple] = []  # type: ignore[type-arg]
         self.mocks: list[tuple[datetime, str, float, str]] = []
+        self.checks: list[tuple] = []  # type: ignore[type-arg]
 
     def card(
         self,
@@ -72,6 +80,9 @@ class LogBuilder:
     def mock(self, at: datetime, round_key: str, score: float, band: str) -> None:
         self.mocks.append((at, round_key, score, band))
 
+    def exercise(self, at: datetime, name: str, status: str, passed: int, total: int) -> None:
+        self.checks.append((name, ts(at), status, passed, total, 1.5, "[]", "/tmp/x"))
+
     def write(self) -> Path:
         conn = sqlite3.connect(self.path)
         with conn:
@@ -97,6 +108,11 @@ class LogBuilder:
                 f"INSERT INTO {LAB_RUN} (lab, params_json, world_size, started_at, status, "
                 "summary_json, run_dir, certainty, prediction_right) VALUES (?,?,?,?,?,?,?,?,?)",
                 self.labs,
+            )
+            conn.executemany(
+                f"INSERT INTO {EXERCISE_ATTEMPT} (name, checked_at, status, passed, total, "
+                "duration_s, failed_json, run_dir) VALUES (?,?,?,?,?,?,?,?)",
+                self.checks,
             )
             for i, (at, key, score, band) in enumerate(self.mocks, start=1):
                 conn.execute(

@@ -34,16 +34,25 @@ SAMPLE = 64  # values per strided sample
 FULL_FLAT_MAX = 2_000_000  # above this many parameters the update size comes from the sample
 
 
+def _local(t: torch.Tensor) -> torch.Tensor:
+    """This rank's shard of a DTensor (FSDP2, TP), the tensor itself otherwise. Gathering the
+    whole tensor would be a collective the user's ranks might not all reach."""
+    to_local = getattr(t, "to_local", None)
+    return to_local() if callable(to_local) else t
+
+
 def _flat(tensors: list[torch.Tensor]) -> torch.Tensor:
     if not tensors:
         return torch.zeros(0, dtype=torch.float64)
-    return torch.cat([t.detach().reshape(-1).to("cpu", torch.float64) for t in tensors])
+    return torch.cat([_local(t).detach().reshape(-1).to("cpu", torch.float64) for t in tensors])
 
 
 def summarize(tensors: list[torch.Tensor]) -> dict[str, Any]:
+    """Digest, norm and a strided sample of `tensors`; of each rank's shard when sharded."""
     digest = hashlib.sha256()
+    sharded = any(_local(t) is not t for t in tensors)
     for t in tensors:
-        data = t.detach().to("cpu").contiguous().reshape(-1)
+        data = _local(t).detach().to("cpu").contiguous().reshape(-1)
         digest.update(str(data.dtype).encode())
         digest.update(data.view(torch.uint8).numpy().tobytes())
     flat = _flat(tensors)
@@ -54,6 +63,7 @@ def summarize(tensors: list[torch.Tensor]) -> dict[str, Any]:
         "norm": float(flat.norm()) if n else 0.0,
         "numel": n,
         "sample": flat[idx].tolist() if n else [],
+        "sharded": sharded,
     }
 
 

@@ -3,6 +3,10 @@
 Rendering only. The figures are computed in a thread (SQLite does the grouping); the review
 calendar is drawn as text, the due forecast and weekly retention with textual_plotext, which is
 imported only when the screen has something to plot.
+
+`o` fits personal FSRS parameters (drill.review.optimize.FitJob: a subprocess, so this process
+never imports the optimizer), shows its progress and the log loss before and after, and asks
+before adopting them.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -21,7 +25,12 @@ from textual.screen import Screen
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Footer, Static
 
+from drill.errors import DrillError
 from drill.review.stats import Stats
+from drill.tui.screens.browser_dialogs import ConfirmScreen
+
+if TYPE_CHECKING:
+    from drill.review.optimize import FitJob, FitResult
 
 SHADES = ("grey23", "green4", "green3", "green1", "bright_green")
 WEEKDAYS = ("Mon", "", "Wed", "", "Fri", "", "Sun")
@@ -134,6 +143,33 @@ def mock_table(stats: Stats) -> Table:
     return table
 
 
+def exercise_table(stats: Stats) -> Table:
+    solved = stats.exercises_solved
+    table = Table(
+        title="Exercise checks",
+        title_justify="left",
+        caption=f"{len(solved)} exercise{'s' if len(solved) != 1 else ''} solved"
+        if stats.exercise_results
+        else None,
+        caption_justify="left",
+        show_edge=False,
+    )
+    table.add_column("date")
+    table.add_column("exercise")
+    table.add_column("checks", justify="right")
+    table.add_column("result")
+    for e in stats.exercise_results[-10:]:
+        table.add_row(
+            e.checked_at.astimezone().strftime("%Y-%m-%d"),
+            e.name,
+            f"{e.passed}/{e.total}",
+            "solved" if e.solved else e.status,
+        )
+    if not stats.exercise_results:
+        table.add_row("no exercise checks yet", "", "", "")
+    return table
+
+
 def plot_widgets(stats: Stats) -> list[Widget]:
     """Due forecast and weekly retention (textual_plotext imported here, lazily)."""
     if not any(stats.forecast) and not stats.retention.reviews:
@@ -163,6 +199,7 @@ class StatsScreen(Screen[None]):
     DEFAULT_CSS = """
     StatsScreen #stats-title { background: $primary; color: $text; padding: 0 1; }
     StatsScreen #stats-summary { padding: 0 1; height: auto; }
+    StatsScreen #stats-optimize { padding: 0 1; height: auto; color: $accent; }
     StatsScreen #stats-body { padding: 0 1; }
     StatsScreen .stats-plot { height: 14; }
     StatsScreen .stats-block { height: auto; margin-top: 1; }
@@ -170,6 +207,7 @@ class StatsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "leave", "Back"),
         Binding("r", "reload", "Refresh"),
+        Binding("o", "optimize", "Optimize FSRS"),
     ]
 
     def __init__(
@@ -178,15 +216,21 @@ class StatsScreen(Screen[None]):
         *,
         stats: Stats | None = None,
         on_painted: Callable[[Stats], None] | None = None,
+        fit_job: Callable[[], FitJob] | None = None,
     ) -> None:
         super().__init__()
         self._load = load
         self.stats = stats
         self.on_painted = on_painted  # benchmark hook: figures loaded, mounted and painted
+        self._fit_job = fit_job  # default: the running app's database and settings
+        self._job: FitJob | None = None  # the fit under way
 
     def compose(self) -> ComposeResult:
         yield Static("drill · stats", id="stats-title")
         yield Static("Loading statistics…", id="stats-summary")
+        optimize = Static("", id="stats-optimize")
+        optimize.display = False
+        yield optimize
         yield VerticalScroll(id="stats-body")
         yield Footer()
 
@@ -230,12 +274,107 @@ class StatsScreen(Screen[None]):
                 weakest_table(stats),
                 calibration_table(stats),
                 mock_table(stats),
+                exercise_table(stats),
             )
         ]
         return body.mount_all(widgets)
 
+    # --- personal FSRS parameters ------------------------------------------------------------
+    def _say(self, text: str) -> None:
+        if not self.is_mounted:  # left while the fit ran (on_unmount cancelled it)
+            return
+        line = self.query_one("#stats-optimize", Static)
+        line.update(text)
+        line.display = bool(text)
+
+    def action_optimize(self) -> None:
+        if self._job is not None:
+            self.notify("The fit is still running.", timeout=3)
+            return
+        self._say("Fitting FSRS parameters to your review log…")
+        self.run_worker(self._optimize(), group="optimize", exit_on_error=False)
+
+    async def _optimize(self) -> None:
+        from drill.review.optimize import NotEnoughReviews, OptimizeError
+
+        make = self._fit_job or await _app_fit_job(self.app)
+        if make is None:
+            self._say("Decks did not load: cannot fit FSRS parameters.")
+            return
+        job = self._job = make()
+
+        def progress(message: str) -> None:  # from the fit's thread
+            self.app.call_from_thread(self._say, f"Fitting FSRS parameters: {message}…")
+
+        try:
+            result = await asyncio.to_thread(job.run, progress)
+        except NotEnoughReviews as error:
+            self._say(f"Not yet: {error}.")
+            return
+        except (OptimizeError, DrillError) as error:
+            self._say(f"FSRS fit failed: {error}")
+            return
+        finally:
+            self._job = None
+        self._offer(result)
+
+    def _offer(self, result: FitResult) -> None:
+        losses = (
+            f"log loss {result.before.log_loss:.4f} with the current parameters, "
+            f"{result.after.log_loss:.4f} with the fitted ones ({result.items} usable reviews)"
+        )
+        if not result.improves:
+            self._say(f"Not adopted: {losses}; the fitted parameters predict no better.")
+            return
+        self._say(f"Fitted: {losses}.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._adopt(result)
+            else:
+                self._say(f"Not adopted: {losses}.")
+
+        question = (
+            f"Adopt the fitted FSRS parameters?\n{losses}.\nThey are written to settings.toml "
+            "(fsrs_parameters) and schedule every review from now on."
+        )
+        self.app.push_screen(ConfirmScreen(question), answered)
+
+    def _adopt(self, result: FitResult) -> None:
+        from dataclasses import replace
+
+        from drill.review.optimize import adopt_parameters
+
+        try:
+            path = adopt_parameters(result.fitted)
+        except DrillError as error:
+            self._say(f"Not adopted: {error}")
+            return
+        backend = getattr(self.app, "backend", None)
+        if backend is not None and getattr(backend, "settings", None) is not None:
+            backend.settings = replace(backend.settings, fsrs_parameters=result.fitted)
+        self._say(f"Adopted: fsrs_parameters written to {path}; new sessions use them.")
+
+    def on_unmount(self) -> None:
+        job = self._job
+        if job is not None:
+            job.cancel()
+
     def action_leave(self) -> None:
         self.dismiss()
+
+
+async def _app_fit_job(app: Any) -> Callable[[], FitJob] | None:
+    """A fit over the running DrillApp's database, compared with its current parameters."""
+    from drill.review.optimize import FitJob
+
+    wait_heavy = getattr(app, "wait_heavy", None)
+    if wait_heavy is None or not await wait_heavy():
+        return None
+    db_path, settings = app.backend.heavy.db.path, app.backend.settings
+    return lambda: FitJob(
+        db_path, current=settings.fsrs_parameters, day_start_hour=settings.day_start_hour
+    )
 
 
 async def _app_loader(app: Any) -> Callable[[], Stats] | None:

@@ -44,6 +44,7 @@ def test_text_and_json_agree_on_a_history(capsys: pytest.CaptureFixture[str]) ->
     log = LogBuilder(database_path())
     for i in range(4):
         log.review("fsdp-shard", "infra", now - timedelta(days=i), 1 if i == 0 else 3, 30.0)
+    log.exercise(now - timedelta(hours=1), "ddp-by-hand", "ok", 5, 5)
     log.write()
     assert run(["stats", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -53,3 +54,5 @@ def test_text_and_json_agree_on_a_history(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     assert "streak 4 days" in out and "true retention 75.0% (desired 90%)" in out
     assert "infra" in out and "lab predictions right by certainty: low -" in out
+    assert data["exercises_solved"] == ["ddp-by-hand"]
+    assert "ddp-by-hand: 5/5 checks, solved" in out and "exercises solved: 1" in out

@@ -57,6 +57,8 @@ def ids(rows: list) -> list[str]:  # type: ignore[type-arg]
         ("is:due", ["fsdp-shard"]),  # suspended and buried cards are not due
         ("is:new", ["resume-state"]),
         ("is:leech", ["fsdp-shard"]),
+        ("tag:leech", ["fsdp-shard"]),  # a leech counts as tagged leech, as in Anki
+        ("leech", ["fsdp-shard"]),
         ("is:mature", ["fsdp-shard"]),
         ("is:young", ["msa-depth", "assay-noise", "ddp-bucket"]),
         ("optimizer state", ["fsdp-shard", "resume-state"]),  # words: AND, over the back too

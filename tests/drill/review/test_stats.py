@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from drill.review.stats import CardInfo, calibration_verdict, compute_stats
+from storage.schema_names import EXERCISE_ATTEMPT
 from tests.support.review_logs import LogBuilder
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)  # a Friday
@@ -136,6 +138,30 @@ def test_calibration_by_certainty_and_mock_results(tmp_path: Path) -> None:
     assert by_level["medium"].predictions == 0 and by_level["medium"].accuracy is None
     assert stats.calibration_verdict == "over-confident at high certainty"
     assert [(m.round, m.score) for m in stats.mock_results] == [("quick", 0.9), ("standard", 0.5)]
+
+
+def test_exercise_checks_over_time(tmp_path: Path) -> None:
+    log = LogBuilder(tmp_path / "db.sqlite3")
+    log.exercise(NOW - timedelta(days=2), "ddp-by-hand", "failed", 3, 5)
+    log.exercise(NOW - timedelta(days=1), "ddp-by-hand", "ok", 5, 5)
+    log.exercise(NOW - timedelta(days=3), "resumable-sampler", "failed", 0, 4)
+    stats = stats_of(log.write(), CARDS)
+    assert [(e.name, e.passed, e.solved) for e in stats.exercise_results] == [
+        ("resumable-sampler", 0, False),
+        ("ddp-by-hand", 3, False),
+        ("ddp-by-hand", 5, True),
+    ]
+    assert stats.exercises_solved == ["ddp-by-hand"]
+    data = stats.to_json()
+    assert data["exercises_solved"] == ["ddp-by-hand"]
+    assert data["exercise_results"][-1]["solved"] is True
+
+
+def test_a_database_without_exercise_tables_has_no_exercise_results(tmp_path: Path) -> None:
+    path = LogBuilder(tmp_path / "db.sqlite3").write()
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"DROP TABLE {EXERCISE_ATTEMPT}")
+    assert stats_of(path, CARDS).exercise_results == []
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import pytest
 
 from drill.decks.loader import load_decks
 from drill.paths import database_path
+from drill.review.review_log import read_review_log
 from drill.review.session import ReviewSession
 from drill.review.study import StudyFilter, parse_filter
 from drill.settings import Settings
@@ -103,6 +104,20 @@ def test_a_not_yet_due_card_is_logged_but_keeps_its_schedule(infra: Path, clock:
     assert schedule("ckpt") == kept and study.current is None
     assert study.undo() and study.undo() and study.undo()
     assert study.current.card.id == "ckpt" and schedule("ckpt") == kept  # type: ignore[union-attr]
+
+
+def test_study_ahead_ratings_stay_out_of_the_fsrs_fit_and_csv(infra: Path, clock: Clock) -> None:
+    session(infra, clock).rate(4, 10)  # ckpt: a real review
+    clock.now += timedelta(hours=2)
+    study = session(infra, clock, StudyFilter(tags=("checkpoint",)))
+    study.rate(3, 500)  # ckpt, not due: logged, schedule kept
+    study.rate(3, 500)  # easy-ckpt, new: a real review
+    db = open_database(database_path())
+    try:
+        fed = [(r.card_id, r.rating) for r in read_review_log(db)]
+    finally:
+        db.close()
+    assert fed == [("ckpt", 4), ("easy-ckpt", 3)]  # what the optimizer and the CSV export read
 
 
 def test_due_cards_in_study_are_rescheduled(infra: Path, clock: Clock) -> None:

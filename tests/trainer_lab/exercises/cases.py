@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WRONG_DIR = Path(__file__).with_name("wrong")
+RIGHT_DIR = Path(__file__).with_name("right")
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,17 @@ STARTER: dict[str, Expect] = {
         "matches_big_batch", "one_allreduce_per_step", says="not divided by the number"
     ),
     "zero1-sharded-optimizer": fails("state_sharded", says="keeps the whole state"),
+    "fsdp-per-block": fails("one_block_at_a_time", says="gathered at once"),
+    "bucketed-allreduce": fails(
+        "bucket_count", "overlaps_backward", says="one all-reduce per parameter"
+    ),
     "first-nan": fails("names_the_first", says="the first non-finite output came from"),
+    "resumable-sampler": fails("matches_uninterrupted", "no_replay", says="started the epoch over"),
+    "full-state-checkpoint": fails(
+        "losses_match", "optimizer_state", "lr_continues", "rng_continues", says="already differs"
+    ),
+    "atomic-checkpoint": fails("survives_crash", says="it read the torn file"),
+    "phase-timing": fails("waits_for_the_device", says="before the device finished"),
     "activation-checkpointing": fails("saves_less", "recomputes", says="still stored"),
     "grad-scaler": fails(
         "skips_overflow", "scale_backs_off", "matches_reference", says="scaler.step(optimizer)"
@@ -56,7 +67,41 @@ WRONG: dict[str, dict[str, Expect]] = {
     "zero1-sharded-optimizer": {
         "zero1_no_broadcast.py": fails("params_in_sync", "matches_adam", says="broadcast the")
     },
+    "fsdp-per-block": {
+        "fsdp_per_block_no_root.py": fails(
+            "one_block_at_a_time", "matches_reference", says="wrap the root last"
+        )
+    },
+    "bucketed-allreduce": {
+        "bucketed_allreduce_sum.py": fails("matches_reference", says="not the average")
+    },
     "first-nan": {"first_nan_last.py": fails("names_the_first", says="came from 'block.2'")},
+    "resumable-sampler": {
+        "resumable_sampler_global_offset.py": fails(
+            "matches_uninterrupted", "no_skip", says="jumped past samples"
+        )
+    },
+    "full-state-checkpoint": {
+        "full_state_checkpoint_no_rng.py": fails(
+            "losses_match", "rng_continues", says="dropout masks: RNG state"
+        )
+    },
+    "atomic-checkpoint": {
+        "atomic_checkpoint_delete_first.py": fails(
+            "survives_crash", says="no complete checkpoint is left"
+        ),
+        "atomic_checkpoint_stale_staging.py": fails(
+            "saves_after_crash", says="what the killed save left behind is in the way"
+        ),
+    },
+    "phase-timing": {
+        "phase_timing_sync_at_end.py": fails(
+            "excludes_other_work", says="input copy queued before the phase began"
+        ),
+        "phase_timing_always_sync.py": fails(
+            "cpu_times_phases", says="Torch not compiled with CUDA enabled"
+        ),
+    },
     "activation-checkpointing": {
         "ckpt_no_grad.py": fails(
             "same_gradients", "saves_less", "recomputes", says="does not require grad"
@@ -67,4 +112,9 @@ WRONG: dict[str, dict[str, Expect]] = {
             "skips_overflow", "scale_backs_off", "matches_reference", says="since the last update()"
         )
     },
+}
+
+# exercise -> other right answers (another correct approach than the model answer's)
+RIGHT: dict[str, list[str]] = {
+    "phase-timing": ["phase_timing_events.py"],
 }

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.trainer_lab.exercises.cases import STARTER, WRONG, WRONG_DIR, Expect
+from tests.trainer_lab.exercises.cases import RIGHT, RIGHT_DIR, STARTER, WRONG, WRONG_DIR, Expect
 from trainer_lab.exercises.catalogue import EXERCISES
 from trainer_lab.exercises.runner import check_exercise
 
 NAMES = sorted(EXERCISES)
 WRONG_CASES = [(name, file) for name in NAMES for file in sorted(WRONG.get(name, {}))]
+RIGHT_CASES = [(name, file) for name in NAMES for file in RIGHT.get(name, [])]
 
 
 def _assert_fails(result: dict, expect: Expect) -> None:
@@ -30,6 +31,8 @@ def test_every_exercise_has_a_starter_case_and_a_wrong_answer() -> None:
     for files in WRONG.values():
         for file in files:
             assert (WRONG_DIR / file).is_file(), file
+    for name, files in RIGHT.items():
+        assert name in EXERCISES and all((RIGHT_DIR / file).is_file() for file in files)
 
 
 @pytest.mark.lab
@@ -40,6 +43,14 @@ def test_the_model_answer_passes(name: str, tmp_path: Path) -> None:
     details = {c["name"]: c["detail"] for c in result["checks"]}
     assert result["status"] == "ok", details
     assert [c["name"] for c in result["checks"]] == spec.check_names()
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize(("name", "file"), RIGHT_CASES)
+def test_another_right_answer_passes(name: str, file: str, tmp_path: Path) -> None:
+    spec = EXERCISES[name]
+    result = check_exercise(spec, RIGHT_DIR / file, tmp_path)
+    assert result["status"] == "ok", {c["name"]: c["detail"] for c in result["checks"]}
 
 
 @pytest.mark.lab

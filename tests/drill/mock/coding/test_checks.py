@@ -6,7 +6,13 @@ import json
 from pathlib import Path
 
 from drill.mock.coding.checks_restart import single_writer
-from drill.mock.coding.checks_run import exactly_once, monitoring_checks, new_order, rank0_prints
+from drill.mock.coding.checks_run import (
+    exactly_once,
+    monitoring_checks,
+    new_order,
+    params_in_sync,
+    rank0_prints,
+)
 from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun
 
 
@@ -94,3 +100,26 @@ def test_phases_must_be_three_and_add_up(tmp_path):
     named, adds = monitoring_checks(run)
     assert not named["passed"] and not adds["passed"]
     assert adds["detail"].startswith("phases add up to 60.0% of the step time")
+
+
+def stepped(digests: list[str], sharded: bool = False) -> list[dict]:
+    post = [{"digest": d, "sample": [float(i)], "sharded": sharded} for i, d in enumerate(digests)]
+    return [{"pstep": i + 1, "post": p} for i, p in enumerate(post)]
+
+
+def test_ranks_with_different_parameters_are_out_of_sync(tmp_path):
+    steps = {"steps-rank0.jsonl": stepped(["a", "b"]), "steps-rank1.jsonl": stepped(["a", "c"])}
+    ok, detail = params_in_sync(fake_run(tmp_path, 2, steps))
+    assert not ok and detail.startswith("after step 2 rank 1's parameters differ from rank 0's")
+
+
+def test_sharded_parameters_are_not_compared_across_ranks(tmp_path):
+    shards = {
+        "steps-rank0.jsonl": stepped(["a", "b"], sharded=True),
+        "steps-rank1.jsonl": stepped(["x", "y"], sharded=True),
+    }
+    ok, detail = params_in_sync(fake_run(tmp_path, 2, shards))
+    assert ok and "sharded (DTensor)" in detail
+    shards["steps-rank1.jsonl"] = stepped(["x"], sharded=True)
+    ok, detail = params_in_sync(fake_run(tmp_path, 2, shards))
+    assert not ok and detail == "ranks made different numbers of optimizer steps: {0: 2, 1: 1}"

@@ -7,12 +7,16 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
+from drill.settings import load_settings
+from drill.tui.screens.browser_dialogs import ConfirmScreen
 from drill.tui.screens.home import HomeScreen
 from drill.tui.screens.stats import StatsScreen
 from tests.support.clocks import TUI_START as START
 from tests.support.pilot import run_async, text_of, until
 from tests.support.review_logs import LogBuilder
+from tests.support.synthetic_reviews import synthetic_reviews, write_review_log
 
 SIZE = (100, 32)
 
@@ -84,3 +88,48 @@ async def test_unreadable_database_gives_a_line_not_a_crash(tmp_path: Path) -> N
     app = HostApp(StatsScreen(load))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: "cannot read the database" in summary(pilot).lower())
+
+
+def optimize_line(pilot) -> str:  # type: ignore[no-untyped-def]
+    return text_of(pilot, "#stats-optimize")
+
+
+def confirm_mounted(app):  # type: ignore[no-untyped-def]
+    """The confirm dialog is the screen and its question is composed (keys reach it)."""
+    return lambda: (
+        isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#confirm-question"))
+    )
+
+
+@run_async
+async def test_o_fits_in_a_subprocess_and_asks_before_adopting(make_app, home: Path) -> None:  # type: ignore[no-untyped-def]
+    write_review_log(home / "drill.sqlite3", synthetic_reviews(1200))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("S")
+        await until(pilot, lambda: "reviews in all" in summary(pilot))
+        await pilot.press("o")
+        await until(pilot, confirm_mounted(app))
+        question = str(app.screen.query_one("#confirm-question", Static).render())
+        assert "log loss" in question and "with the fitted ones" in question
+        await pilot.press("n")  # declined: nothing written
+        await until(pilot, lambda: "Not adopted" in optimize_line(pilot))
+        assert load_settings().fsrs_parameters is None
+        await pilot.press("o")
+        await until(pilot, confirm_mounted(app))
+        await pilot.press("y")
+        await until(pilot, lambda: "Adopted" in optimize_line(pilot))
+        fitted = load_settings().fsrs_parameters
+        assert fitted is not None and len(fitted) == 21
+        assert app.backend.settings.fsrs_parameters == fitted  # new sessions schedule with them
+
+
+@run_async
+async def test_o_with_too_few_reviews_says_how_many_are_needed(make_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("S")
+        await until(pilot, lambda: "reviews in all" in summary(pilot))
+        await pilot.press("o")
+        await until(pilot, lambda: "Not yet: not enough reviews" in optimize_line(pilot))
+        assert isinstance(app.screen, StatsScreen)

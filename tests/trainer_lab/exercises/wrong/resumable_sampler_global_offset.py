@@ -1,0 +1,30 @@
+"""Wrong: saves how many samples all ranks consumed together, then restores that count as this
+rank's own offset (skipping samples this rank was never given)."""
+
+import torch.distributed as dist
+from torch.utils.data import DataLoader, Subset
+from torch.utils.data.distributed import DistributedSampler
+
+
+class ResumableLoader:
+    def __init__(self, dataset, batch_size, seed=0):
+        self.dataset, self.batch_size = dataset, batch_size
+        self.sampler = DistributedSampler(dataset, shuffle=True, seed=seed)
+        self.epoch, self.consumed = 0, 0
+
+    def set_epoch(self, epoch):
+        self.epoch, self.consumed = epoch, 0
+        self.sampler.set_epoch(epoch)
+
+    def __iter__(self):
+        remaining = list(self.sampler)[self.consumed :]
+        for batch in DataLoader(Subset(self.dataset, remaining), batch_size=self.batch_size):
+            self.consumed += len(batch)
+            yield batch
+
+    def state_dict(self):
+        return {"epoch": self.epoch, "consumed": self.consumed * dist.get_world_size()}
+
+    def load_state_dict(self, state):
+        self.set_epoch(state["epoch"])
+        self.consumed = state["consumed"]

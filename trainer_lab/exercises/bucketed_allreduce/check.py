@@ -1,0 +1,94 @@
+"""bucketed-allreduce: 3 SGD steps of a 4-layer MLP (8 parameters, 3332 bytes of gradients) with
+1100-byte buckets. The checker wraps torch.distributed.all_reduce to count the calls and their
+bytes, and its own gradient hooks (registered before the user's) count the gradients ready at
+each launch; the reference is one process training on all ranks' data."""
+
+import math
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from trainer_lab.exercises._checker.ctx import Ctx
+from trainer_lab.exercises._checker.kit import batches, flat, list_diff, params_digest, tiny_mlp
+
+STEPS, BUCKET, LR = 3, 1100, 0.1
+
+
+def run(ctx: Ctx) -> None:
+    cls = ctx.attr("BucketedAllReduce")
+    data = [batches(600 + r, STEPS) for r in range(ctx.world_size)]
+    model = tiny_mlp(depth=4)
+    params = list(model.parameters())
+    total = sum(p.numel() * p.element_size() for p in params)
+    ready = [0]
+    for p in params:
+        p.register_post_accumulate_grad_hook(lambda _p: ready.__setitem__(0, ready[0] + 1))
+    calls: list[tuple[int, int]] = []  # (bytes, gradients ready at the launch)
+    real = dist.all_reduce
+
+    def counting(tensor: torch.Tensor, *args: object, **kwargs: object) -> object:
+        calls.append((tensor.numel() * tensor.element_size(), ready[0]))
+        return real(tensor, *args, **kwargs)
+
+    dist.all_reduce = counting
+    if getattr(ctx.user, "all_reduce", None) is real:  # `from torch.distributed import all_reduce`
+        ctx.user.all_reduce = counting
+    per_step: list[list[tuple[int, int]]] = []
+    try:
+        hooks = ctx.call(cls, model, BUCKET)
+        opt = torch.optim.SGD(params, lr=LR)
+        for step in range(STEPS):
+            opt.zero_grad(set_to_none=True)
+            ready[0], before = 0, len(calls)
+            x, y = data[ctx.rank][step]
+            loss = nn.functional.mse_loss(model(x), y)
+            ctx.call(loss.backward)
+            ctx.call(hooks.wait)
+            opt.step()
+            per_step.append(calls[before:])
+    finally:
+        dist.all_reduce = real
+
+    ref = tiny_mlp(depth=4)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=LR)
+    for step in range(STEPS):
+        ref_opt.zero_grad()
+        x = torch.cat([d[step][0] for d in data])
+        y = torch.cat([d[step][1] for d in data])
+        nn.functional.mse_loss(ref(x), y).backward()
+        ref_opt.step()
+    diff = list_diff(flat(model), flat(ref))
+    start = flat(tiny_mlp(depth=4))
+    mine = sum(abs(a - s) for a, s in zip(flat(model), start, strict=True))
+    theirs = sum(abs(a - s) for a, s in zip(flat(ref), start, strict=True)) or 1.0
+    digests = ctx.gather("digest", params_digest(model))
+    detail = f"max |param - reference| = {diff:.2e}; your update is {mine / theirs:.2f}x the "
+    detail += "reference's"
+    if len(set(digests)) > 1:
+        detail += f"; parameter digests differ across ranks: {digests}"
+    elif diff >= 1e-5 and abs(mine / theirs - ctx.world_size) < 0.5:
+        detail += " (the buckets hold the sum over ranks, not the average: divide by W)"
+    ctx.check("matches_reference", diff < 1e-5 and len(set(digests)) == 1, detail)
+
+    least = math.ceil(total / BUCKET)
+    counts = [len(s) for s in per_step]
+    sizes = sorted({b for s in per_step for b, _ in s}, reverse=True)
+    ok = all(least <= n <= 2 * least - 1 for n in counts) and all(b <= BUCKET for b in sizes)
+    detail = (
+        f"all-reduces per step: {counts}, sizes {sizes} bytes; {len(params)} gradients of "
+        f"{total} bytes in buckets of <= {BUCKET} bytes take {least} to {2 * least - 1}"
+    )
+    if not ok and counts and max(counts) >= len(params):
+        detail += ": one all-reduce per parameter, pack the gradients into buckets"
+    elif not ok and sizes and sizes[0] > BUCKET:
+        detail += f": a bucket of {sizes[0]} bytes is over the {BUCKET}-byte limit"
+    ctx.check("bucket_count", ok, detail)
+
+    firsts = [s[0][1] if s else None for s in per_step]
+    ok = all(f is not None and f < len(params) for f in firsts)
+    detail = f"gradients ready when each step's first all-reduce started: {firsts} of {len(params)}"
+    if not ok:
+        detail += (": the first all-reduce waited for the end of backward, launch each bucket "
+                   "from the gradient hook as soon as it is full")  # fmt: skip
+    ctx.check("overlaps_backward", ok, detail)
