@@ -56,12 +56,22 @@ class CardRow:
     lapses: int = 0
     leech: bool = False
     text: str = field(default="", repr=False)  # lowercased haystack for free words
+    tag_set: frozenset[str] = field(default=frozenset(), repr=False)  # lowercased, with leech
+    deck_text: str = field(default="", repr=False)  # lowercased deck id and title
+
+    def __post_init__(self) -> None:
+        self.refresh_text()
 
     def refresh_text(self) -> None:
+        """Recompute what search reads (after the row's state or flags changed)."""
         self.text = " ".join(
             (self.front, self.back, " ".join(self.tags), self.deck_id, self.deck_title,
              self.level, self.state, self.card_id, "leech" if self.leech else "")
         ).lower()  # fmt: skip
+        self.tag_set = frozenset(t.lower() for t in self.tags) | (
+            {"leech"} if self.leech else frozenset()
+        )
+        self.deck_text = f"{self.deck_id}\x00{self.deck_title}".lower()
 
     def is_buried(self, now: datetime) -> bool:
         return self.buried_until is not None and self.buried_until > now
@@ -148,11 +158,9 @@ def _matches_is(row: CardRow, what: str, now: datetime) -> bool:
 def matches(row: CardRow, query: Query, now: datetime) -> bool:
     if query.levels and row.level not in query.levels:
         return False
-    if query.tags:
-        tags = {t.lower() for t in row.tags} | ({"leech"} if row.leech else set())
-        if any(t not in tags for t in query.tags):
-            return False
-    if any(d not in row.deck_id.lower() and d not in row.deck_title.lower() for d in query.decks):
+    if query.tags and not row.tag_set.issuperset(query.tags):
+        return False
+    if any(d not in row.deck_text for d in query.decks):  # id or title contains it
         return False
     if any(not _matches_is(row, what, now) for what in query.is_):
         return False

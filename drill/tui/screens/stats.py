@@ -195,12 +195,28 @@ def plot_widgets(stats: Stats) -> list[Widget]:
     return plots
 
 
+def body_widgets(stats: Stats) -> list[Widget]:
+    widgets: list[Widget] = [Static(heatmap_text(stats), classes="stats-block")]
+    widgets += plot_widgets(stats)
+    widgets += [
+        Static(table, classes="stats-block")
+        for table in (
+            retention_table(stats),
+            weakest_table(stats),
+            calibration_table(stats),
+            mock_table(stats),
+            exercise_table(stats),
+        )
+    ]
+    return widgets
+
+
 class StatsScreen(Screen[None]):
     DEFAULT_CSS = """
     StatsScreen #stats-title { background: $primary; color: $text; padding: 0 1; }
     StatsScreen #stats-summary { padding: 0 1; height: auto; }
     StatsScreen #stats-optimize { padding: 0 1; height: auto; color: $accent; }
-    StatsScreen #stats-body { padding: 0 1; }
+    StatsScreen #stats-body { padding: 0 1; scrollbar-gutter: stable; }
     StatsScreen .stats-plot { height: 14; }
     StatsScreen .stats-block { height: auto; margin-top: 1; }
     """
@@ -226,19 +242,23 @@ class StatsScreen(Screen[None]):
         self._job: FitJob | None = None  # the fit under way
 
     def compose(self) -> ComposeResult:
+        # Figures computed before the screen was pushed are composed with it: one layout and
+        # one paint, instead of a "Loading" frame and then a remount.
+        stats = self.stats
         yield Static("drill · stats", id="stats-title")
-        yield Static("Loading statistics…", id="stats-summary")
+        yield Static(summary_text(stats) if stats else "Loading statistics…", id="stats-summary")
         optimize = Static("", id="stats-optimize")
         optimize.display = False
         yield optimize
-        yield VerticalScroll(id="stats-body")
+        yield VerticalScroll(*(body_widgets(stats) if stats else ()), id="stats-body")
         yield Footer()
 
     def on_mount(self) -> None:
-        if self.stats is not None:
-            self.show(self.stats)
-        else:
+        if self.stats is None:
             self.action_reload()
+        elif self.on_painted is not None:
+            hook, stats = self.on_painted, self.stats
+            self.call_after_refresh(lambda: hook(stats))
 
     def action_reload(self) -> None:
         self.run_worker(self._reload(), exclusive=True, exit_on_error=False)
@@ -264,20 +284,7 @@ class StatsScreen(Screen[None]):
     def show(self, stats: Stats) -> AwaitMount:
         self.stats = stats
         self.query_one("#stats-summary", Static).update(summary_text(stats))
-        body = self.query_one("#stats-body", VerticalScroll)
-        widgets: list[Widget] = [Static(heatmap_text(stats), classes="stats-block")]
-        widgets += plot_widgets(stats)
-        widgets += [
-            Static(table, classes="stats-block")
-            for table in (
-                retention_table(stats),
-                weakest_table(stats),
-                calibration_table(stats),
-                mock_table(stats),
-                exercise_table(stats),
-            )
-        ]
-        return body.mount_all(widgets)
+        return self.query_one("#stats-body", VerticalScroll).mount_all(body_widgets(stats))
 
     # --- personal FSRS parameters ------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -388,5 +395,18 @@ async def _app_loader(app: Any) -> Callable[[], Stats] | None:
     return lambda: stats_for(heavy.decks, heavy.db.path, backend.settings, app.options.now())
 
 
-def open_stats_screen(app: Any) -> None:
-    app.push_screen(StatsScreen())
+def open_stats_screen(app: Any, on_painted: Callable[[Stats], None] | None = None) -> None:
+    """Compute the figures (in a thread) and push the screen with them; if they cannot be
+    computed here (decks not loaded, a database error), the screen says why itself."""
+
+    async def compute_then_push() -> None:
+        from drill.review import actions
+
+        load = await _app_loader(app)
+        stats = None
+        if load is not None:
+            done = await asyncio.to_thread(actions.read, load)
+            stats = done.value
+        app.push_screen(StatsScreen(load, stats=stats, on_painted=on_painted))
+
+    app.run_worker(compute_then_push(), group="open-stats", exclusive=True, exit_on_error=False)

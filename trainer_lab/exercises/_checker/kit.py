@@ -48,3 +48,20 @@ def flat(model: nn.Module) -> list[float]:
 
 def list_diff(a: list[float], b: list[float]) -> float:
     return max((abs(x - y) for x, y in zip(a, b, strict=True)), default=0.0)
+
+
+def train_reference(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    data: list[list[tuple[torch.Tensor, ...]]],
+    steps: int,
+) -> nn.Module:
+    """What data-parallel training must equal: one process stepping on every rank's batch of
+    each step concatenated (`data[rank][step]` is a rank's (x, y)); returns `model`."""
+    for step in range(steps):
+        x = torch.cat([d[step][0] for d in data])
+        y = torch.cat([d[step][1] for d in data])
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+    return model

@@ -10,7 +10,14 @@ import torch.distributed as dist
 from torch import nn
 
 from trainer_lab.exercises._checker.ctx import Ctx
-from trainer_lab.exercises._checker.kit import batches, flat, list_diff, params_digest, tiny_mlp
+from trainer_lab.exercises._checker.kit import (
+    batches,
+    flat,
+    list_diff,
+    params_digest,
+    tiny_mlp,
+    train_reference,
+)
 
 STEPS, BUCKET, LR = 3, 1100, 0.1
 
@@ -51,13 +58,7 @@ def run(ctx: Ctx) -> None:
         dist.all_reduce = real
 
     ref = tiny_mlp(depth=4)
-    ref_opt = torch.optim.SGD(ref.parameters(), lr=LR)
-    for step in range(STEPS):
-        ref_opt.zero_grad()
-        x = torch.cat([d[step][0] for d in data])
-        y = torch.cat([d[step][1] for d in data])
-        nn.functional.mse_loss(ref(x), y).backward()
-        ref_opt.step()
+    train_reference(ref, torch.optim.SGD(ref.parameters(), lr=LR), data, STEPS)
     diff = list_diff(flat(model), flat(ref))
     start = flat(tiny_mlp(depth=4))
     mine = sum(abs(a - s) for a, s in zip(flat(model), start, strict=True))

@@ -5,7 +5,14 @@ import torch
 from torch import nn
 
 from trainer_lab.exercises._checker.ctx import Ctx
-from trainer_lab.exercises._checker.kit import batches, flat, list_diff, params_digest, tiny_mlp
+from trainer_lab.exercises._checker.kit import (
+    batches,
+    flat,
+    list_diff,
+    params_digest,
+    tiny_mlp,
+    train_reference,
+)
 
 STEPS = 3
 
@@ -32,13 +39,7 @@ def run(ctx: Ctx) -> None:
         "(each rank stepped on its own gradients)",
     )
     ref = tiny_mlp()
-    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
-    for step in range(STEPS):
-        x = torch.cat([d[step][0] for d in data])
-        y = torch.cat([d[step][1] for d in data])
-        ref_opt.zero_grad()
-        nn.functional.mse_loss(ref(x), y).backward()
-        ref_opt.step()
+    train_reference(ref, torch.optim.SGD(ref.parameters(), lr=0.1), data, STEPS)
     diff = list_diff(flat(model), flat(ref))
     ratio = _update_ratio(model, ref)
     ok = diff < 1e-5

@@ -6,7 +6,14 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from trainer_lab.exercises._checker.ctx import Ctx
-from trainer_lab.exercises._checker.kit import batches, flat, list_diff, params_digest, tiny_mlp
+from trainer_lab.exercises._checker.kit import (
+    batches,
+    flat,
+    list_diff,
+    params_digest,
+    tiny_mlp,
+    train_reference,
+)
 
 STEPS = 4
 
@@ -47,12 +54,6 @@ def run(ctx: Ctx) -> None:
               f"parameter digests differ across ranks: {digests} (each rank updated only its own "
               "share: broadcast the updated parameters)")  # fmt: skip
     ref = tiny_mlp(depth=4)
-    ref_opt = torch.optim.Adam(ref.parameters(), lr=0.01)
-    for step in range(STEPS):
-        ref_opt.zero_grad()
-        x = torch.cat([d[step][0] for d in data])
-        y = torch.cat([d[step][1] for d in data])
-        nn.functional.mse_loss(ref(x), y).backward()
-        ref_opt.step()
+    train_reference(ref, torch.optim.Adam(ref.parameters(), lr=0.01), data, STEPS)
     diff = list_diff(flat(model), flat(ref))
     ctx.check("matches_adam", diff < 1e-5, f"max |param - Adam reference| = {diff:.2e}")
