@@ -39,7 +39,9 @@ class ExerciseScreen(Screen[int | None]):
         Binding("f4", "solution", "Solution", priority=True),
         Binding("ctrl+s", "save", "Save", priority=True),
         Binding("ctrl+e", "external_editor", "Editor", priority=True),
-        Binding("escape", "leave", "Back"),
+        # priority: the code editor would take escape to move focus, and "esc Back" would
+        # seem to do nothing
+        Binding("escape", "leave", "Back", priority=True),
     ]
 
     def __init__(self, service: ExerciseService, name: str, rate: RateCard | None = None) -> None:

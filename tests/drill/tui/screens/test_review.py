@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
@@ -11,7 +12,8 @@ import storage.db
 from drill.tui.screens.home import HomeScreen
 from drill.tui.screens.review import ReviewScreen
 from drill.tui.screens.summary import SummaryScreen
-from tests.support.pilot import run_async
+from tests.support.pilot import run_async, text_of, until
+from trainer_lab.exercises.catalogue import get_exercise
 
 SIZE = (100, 32)
 
@@ -374,3 +376,63 @@ async def test_capital_l_on_home_opens_the_labs_screen(make_app) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, HomeScreen)
+
+
+KATA = """\
+deck: kata
+title: Kata deck
+cards:
+  - id: k1
+    level: medium
+    exercise: first-nan
+    front: Which module produced the first NaN?
+    back: Hook every module's forward and stop at the first non-finite output.
+"""
+
+
+async def _open_kata_card(pilot: Pilot) -> ReviewScreen:
+    await settle(pilot)
+    await pilot.press("a")
+    await settle(pilot)
+    screen = review_screen(pilot)
+    while screen.card.id != "k1":  # the decks are listed in id order: walk to kata
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        screen = review_screen(pilot)
+    return screen
+
+
+@run_async
+async def test_e_opens_the_cards_exercise_and_escape_comes_back(make_app, deck_dir, query) -> None:
+    (deck_dir / "kata.yaml").write_text(KATA)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_kata_card(pilot)
+        await pilot.press("e")
+        await until(pilot, lambda: type(app.screen).__name__ == "ExerciseScreen")
+        assert app.screen.info.name == "first-nan"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        assert screen.card.id == "k1"
+    assert query("SELECT count(*) FROM review_log") == [(0,)]
+
+
+@pytest.mark.lab
+@run_async
+async def test_solving_the_cards_exercise_first_try_rates_it_good(make_app, deck_dir, query):
+    (deck_dir / "kata.yaml").write_text(KATA)
+    app = make_app()
+    solution = get_exercise("first-nan").solution_path.read_text()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open_kata_card(pilot)
+        await pilot.press("e")
+        await until(pilot, lambda: type(app.screen).__name__ == "ExerciseScreen")
+        app.screen.query_one("#ex-editor").load_text(solution)
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: "Solved" in text_of(pilot, "#ex-verdict-text"), tries=3000)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        await until(pilot, lambda: "Rated Good" in text_of(pilot, "#reveal-hint"))
+    assert query("SELECT card_id, rating FROM review_log") == [("k1", 3)]
