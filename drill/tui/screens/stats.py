@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import timedelta
+from itertools import groupby
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
@@ -69,12 +70,14 @@ def heatmap_text(stats: Stats) -> Text:
     text = Text(f"Reviews per day, last {len(stats.heatmap)} days\n", style="bold")
     for weekday, row in enumerate(grid):
         text.append(f"{WEEKDAYS[weekday]:<4}")
-        for n in row:
-            if n is None:
-                text.append(" ")
+        cells = [None if n is None else 0 if n == 0 else 1 + min(3, (n * 4 - 1) // top)
+                 for n in row]  # fmt: skip
+        for shade, run in groupby(cells):  # one span per run of a shade: far cheaper to paint
+            width = len(list(run))
+            if shade is None:
+                text.append(" " * width)
             else:
-                shade = 0 if n == 0 else 1 + min(3, (n * 4 - 1) // top)
-                text.append("■", style=SHADES[shade])
+                text.append("■" * width, style=SHADES[shade])
         text.append("\n")
     text.append("    less ")
     for shade in SHADES:
