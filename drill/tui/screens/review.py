@@ -427,13 +427,14 @@ class ReviewScreen(Screen[None]):
 
         def returned(rating: int | None) -> None:
             if rating is not None:
-                self.call_later(self._show_after_lab, rating)
+                self.call_later(self._show_after_lab, rating, "exercise")
 
         name = str(getattr(self.card, "exercise", ""))
         self.app.push_screen(ExerciseScreen(exercise_service(self.app), name, rate), returned)
 
-    async def _show_after_lab(self, rating: int) -> None:
-        """The card the lab panel rated stays on screen, revealed; space moves on."""
+    async def _show_after_lab(self, rating: int, where: str = "lab") -> None:
+        """The card the lab panel (or its exercise) rated stays on screen, revealed; space moves
+        on."""
         if self.card is None:
             return
         self._leech_notice()
@@ -442,7 +443,7 @@ class ReviewScreen(Screen[None]):
         self.rated_in_lab = rating
         self.query_one("#ratings", Horizontal).display = False
         hint = self.query_one("#reveal-hint", Static)
-        hint.update(f"Rated {RATING_NAMES[rating]} in the lab · space: next card")
+        hint.update(f"Rated {RATING_NAMES[rating]} in the {where} · space: next card")
         hint.display = True
         self._update_status()
         self._sync_footer()

@@ -434,5 +434,5 @@ async def test_solving_the_cards_exercise_first_try_rates_it_good(make_app, deck
         await until(pilot, lambda: "Solved" in text_of(pilot, "#ex-verdict-text"), tries=3000)
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is screen)
-        await until(pilot, lambda: "Rated Good" in text_of(pilot, "#reveal-hint"))
+        await until(pilot, lambda: "Rated Good in the exercise" in text_of(pilot, "#reveal-hint"))
     assert query("SELECT card_id, rating FROM review_log") == [("k1", 3)]
