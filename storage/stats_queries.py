@@ -223,11 +223,13 @@ def exercise_results(conn: sqlite3.Connection) -> list[tuple[datetime, str, str,
         f"SELECT checked_at, name, status, passed, total FROM {EXERCISE_ATTEMPT} "
         "ORDER BY checked_at, id"
     ).fetchall()
-    return [
-        (_time(at), str(name), str(status), int(passed or 0), int(total or 0))  # type: ignore[misc]
-        for at, name, status, passed, total in rows
-        if at
-    ]
+    found = []
+    for at, name, status, passed, total in rows:
+        try:  # a hand-edited database may hold text where numbers belong: skip that row
+            found.append((_time(at), str(name), str(status), int(passed or 0), int(total or 0)))
+        except (TypeError, ValueError):
+            continue
+    return [row for row in found if row[0] is not None]  # type: ignore[misc]
 
 
 def review_history(conn: sqlite3.Connection, card_id: str) -> list[tuple[datetime, int, int]]:

@@ -124,7 +124,8 @@ class Stats:
 
     @property
     def exercises_solved(self) -> list[str]:
-        """Exercises with at least one check that passed, in the order first solved."""
+        """Exercises solved at least once (a check with every check passing), in the order
+        first solved."""
         return list(dict.fromkeys(r.name for r in self.exercise_results if r.solved))
 
     @property

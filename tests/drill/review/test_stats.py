@@ -157,6 +157,16 @@ def test_exercise_checks_over_time(tmp_path: Path) -> None:
     assert data["exercise_results"][-1]["solved"] is True
 
 
+def test_an_exercise_row_with_text_for_numbers_is_skipped(tmp_path: Path) -> None:
+    log = LogBuilder(tmp_path / "db.sqlite3")
+    log.exercise(NOW - timedelta(days=1), "ddp-by-hand", "ok", 5, 5)
+    log.exercise(NOW - timedelta(days=2), "first-nan", "failed", 0, 1)
+    path = log.write()
+    with sqlite3.connect(path) as conn:  # hand-edited: INTEGER affinity keeps text as text
+        conn.execute(f"UPDATE {EXERCISE_ATTEMPT} SET passed = 'lots' WHERE name = 'first-nan'")
+    assert [e.name for e in stats_of(path, CARDS).exercise_results] == ["ddp-by-hand"]
+
+
 def test_a_database_without_exercise_tables_has_no_exercise_results(tmp_path: Path) -> None:
     path = LogBuilder(tmp_path / "db.sqlite3").write()
     with sqlite3.connect(path) as conn:

@@ -47,7 +47,8 @@ def _nbytes(p: torch.Tensor) -> int:
 
 @torch.no_grad()
 def _sgd(model: nn.Module) -> None:
-    # by hand, not torch.optim: the harness's global optimizer hooks digest plain tensors only
+    # the same plain SGD update for the sharded model and the reference: what is compared is
+    # the sharding, not an optimizer's handling of DTensors
     for p in model.parameters():
         p.sub_(LR * p.grad)
 
