@@ -197,6 +197,10 @@ def _yaml_problem(error: yaml.YAMLError, text: str) -> YamlProblem:
     detail = " ".join((f"{problem} ({context})" if context else str(problem)).split())
     if isinstance(error, ConstructorError):  # well-formed YAML, but a value it cannot build
         return YamlProblem(line, detail)
+    if "maximum nesting depth" in str(problem):
+        # libyaml >= the one bundled with PyYAML 6.0.4 stops at 1,000 levels while scanning,
+        # ahead of the events scan() counts: the same limit broken, so the same message
+        return YamlProblem(line, f"nesting deeper than {MAX_DEPTH}")
     return YamlProblem(line, f"YAML syntax error: {detail}")
 
 
