@@ -36,3 +36,15 @@ def test_readme_lab_table_matches_the_catalogue_groups() -> None:
     for spec in CATALOGUE.values():
         expected.setdefault(spec.group, set()).add(spec.name)
     assert table == expected
+
+
+def test_every_command_the_readme_shows_is_registered() -> None:
+    import argparse
+
+    from drill.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    shown = set(re.findall(r"^drill ([a-z]+)\b", (REPO / "README.md").read_text(), re.M))
+    assert {"stats", "cards", "due", "verify", "exercise"} <= shown
+    assert shown - set(sub.choices) == set()

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import NoReturn
 
 from drill import __version__
-from drill.cli import db, exercise, export, lab, mock, optimize, study, verify
+from drill.cli import cards, db, exercise, export, lab, mock, optimize, stats, study, verify
 from drill.errors import DrillError
 
 DESCRIPTION = """\
@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decks_option(due, top=False)
     due.set_defaults(func=cmd_due)
 
-    for module in (db, exercise, export, lab, mock, optimize, study, verify):
+    for module in (cards, db, exercise, export, lab, mock, optimize, stats, study, verify):
         module.register(sub)
     return parser
 

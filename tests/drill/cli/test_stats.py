@@ -1,8 +1,7 @@
-"""`drill stats [--json]` through its register(): a first-day user and a known history."""
+"""`drill stats [--json]` as the user runs it: a first-day user and a known history."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from datetime import UTC, datetime, timedelta
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from drill.cli import stats as stats_cli
+from drill.cli.main import main
 from drill.paths import database_path
 from tests.support.review_logs import LogBuilder, write_browse_decks
 
@@ -22,10 +21,7 @@ def utc_zone(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="drill")
-    stats_cli.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    return main(argv)
 
 
 def test_json_on_an_empty_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
