@@ -57,18 +57,23 @@ def _pct(value: float | None) -> str:
 
 
 def text_report(data: dict[str, Any]) -> list[str]:
+    from drill.review.stats import counted
+
     c = data["counts"]
     ret = data["retention"]
+    total = counted(data["reviews_total"], "review")
     lines = [
-        f"today {data['reviews_today']} reviews · streak {data['streak']} days · "
-        f"{data['reviews_total']} reviews in all",
+        f"today {counted(data['reviews_today'], 'review')} · "
+        f"streak {counted(data['streak'], 'day')} · {total} in all",
         f"cards: new {c['new']} · learning {c['learning']} · young {c['young']} · "
         f"mature {c['mature']} · suspended {c['suspended']}",
         f"true retention {_pct(ret['rate'])} (desired {data['desired_retention']:.0%}) over "
-        f"{ret['reviews']} mature reviews",
+        f"{counted(ret['reviews'], 'mature review')}",
     ]
     for deck, r in data["retention_by_deck"].items():
-        lines.append(f"  {deck:<24} {_pct(r['rate']):>7}  of {r['reviews']} mature reviews")
+        lines.append(
+            f"  {deck:<24} {_pct(r['rate']):>7}  of {counted(r['reviews'], 'mature review')}"
+        )
     forecast = data["forecast"]
     lines.append(
         f"due: today {forecast[0]} · next 7 days {sum(forecast[:7])} · next 30 days {sum(forecast)}"
@@ -76,7 +81,7 @@ def text_report(data: dict[str, Any]) -> list[str]:
     for kind in ("tags", "decks"):
         weak = data[f"weakest_{kind}"]
         if weak:
-            names = ", ".join(f"{w['name']} ({w['lapses']} lapses)" for w in weak)
+            names = ", ".join(f"{w['name']} ({counted(w['lapses'], 'lapse')})" for w in weak)
             lines.append(f"weakest {kind}: {names}")
     calibration = " · ".join(
         f"{row['certainty']} {_pct(row['accuracy'])} of {row['predictions']}"

@@ -380,6 +380,11 @@ def calibration_verdict(rows: list[tuple[str, int, int]]) -> str:
     return "calibrated: accuracy matches the certainty you state"
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 review', '3 reviews': the wording both the stats screen and `drill stats` use."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def cards_from_decks(decks: Any) -> list[CardInfo]:
     """CardInfo for every card of a drill.decks.loader.DeckSet."""
     return [

@@ -1,8 +1,8 @@
 """Stats screen (`S` on home): what drill.review.stats computed, drawn.
 
-Rendering only. The figures are computed in a thread (SQLite does the grouping); the review
-calendar is drawn as text, the due forecast and weekly retention with textual_plotext, which is
-imported only when the screen has something to plot.
+Rendering only. The figures are computed in a thread (SQLite does the grouping) and drawn by
+stats_figures (the review calendar as text, the due forecast and weekly retention with
+textual_plotext, imported only when the screen has something to plot).
 
 `o` fits personal FSRS parameters (drill.review.optimize.FitJob: a subprocess, so this process
 never imports the optimizer), shows its progress and the log loss before and after, and asks
@@ -13,205 +13,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import timedelta
-from itertools import groupby
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widget import AwaitMount, Widget
+from textual.widget import AwaitMount
 from textual.widgets import Footer, Static
 
 from drill.errors import DrillError
 from drill.review.stats import Stats
 from drill.tui.screens.browser_dialogs import ConfirmScreen
+from drill.tui.screens.stats_figures import body_widgets, summary_text
 
 if TYPE_CHECKING:
     from drill.review.optimize import FitJob, FitResult
-
-SHADES = ("grey23", "green4", "green3", "green1", "bright_green")
-WEEKDAYS = ("Mon", "", "Wed", "", "Fri", "", "Sun")
-
-
-def percent(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1%}"
-
-
-def summary_text(stats: Stats) -> str:
-    c = stats.counts
-    retention = percent(stats.retention.rate)
-    days = "day" if stats.streak == 1 else "days"
-    return (
-        f"Today {stats.reviews_today} reviews · streak {stats.streak} {days} · "
-        f"{stats.reviews_total} reviews in all\n"
-        f"Cards: new {c['new']} · learning {c['learning']} · young {c['young']} · "
-        f"mature {c['mature']} · suspended {c['suspended']}\n"
-        f"True retention {retention} (desired {stats.desired_retention:.0%}) over "
-        f"{stats.retention.reviews} mature reviews · due today {stats.forecast[0]}"
-    )
-
-
-def heatmap_text(stats: Stats) -> Text:
-    """A calendar: one column per week (oldest left), one row per weekday."""
-    if not stats.heatmap:
-        return Text("")
-    top = max(n for _, n in stats.heatmap) or 1
-    first = stats.heatmap[0][0]
-    start = first - timedelta(days=first.weekday())
-    weeks = (stats.heatmap[-1][0] - start).days // 7 + 1
-    grid: list[list[int | None]] = [[None] * weeks for _ in range(7)]
-    for day, n in stats.heatmap:
-        offset = (day - start).days
-        grid[offset % 7][offset // 7] = n
-    text = Text(f"Reviews per day, last {len(stats.heatmap)} days\n", style="bold")
-    for weekday, row in enumerate(grid):
-        text.append(f"{WEEKDAYS[weekday]:<4}")
-        cells = [None if n is None else 0 if n == 0 else 1 + min(3, (n * 4 - 1) // top)
-                 for n in row]  # fmt: skip
-        for shade, run in groupby(cells):  # one span per run of a shade: far cheaper to paint
-            width = len(list(run))
-            if shade is None:
-                text.append(" " * width)
-            else:
-                text.append("■" * width, style=SHADES[shade])
-        text.append("\n")
-    text.append("    less ")
-    for shade in SHADES:
-        text.append("■", style=shade)
-    most = max(n for _, n in stats.heatmap)
-    text.append(f" more (most: {most} a day)" if most else " more (no reviews yet)")
-    return text
-
-
-def retention_table(stats: Stats) -> Table:
-    table = Table(title="True retention per deck", title_justify="left", show_edge=False)
-    table.add_column("deck", ratio=2)
-    table.add_column("mature reviews", justify="right")
-    table.add_column("retention", justify="right")
-    for deck, ret in stats.retention_by_deck.items():
-        table.add_row(deck, str(ret.reviews), percent(ret.rate))
-    if not stats.retention_by_deck:
-        table.add_row("no mature reviews yet", "", "")
-    return table
-
-
-def weakest_table(stats: Stats) -> Table:
-    table = Table(title="Weakest tags and decks", title_justify="left", show_edge=False)
-    table.add_column("tag / deck", ratio=2)
-    table.add_column("cards", justify="right")
-    table.add_column("lapses", justify="right")
-    table.add_column("retention", justify="right")
-    for kind, spots in (("tag", stats.weakest_tags), ("deck", stats.weakest_decks)):
-        for spot in spots:
-            table.add_row(
-                f"{kind} {spot.name}", str(spot.cards), str(spot.lapses), percent(spot.retention)
-            )
-    if not (stats.weakest_tags or stats.weakest_decks):
-        table.add_row("no lapses yet", "", "", "")
-    return table
-
-
-def calibration_table(stats: Stats) -> Table:
-    table = Table(
-        title="Lab predictions: right by stated certainty",
-        title_justify="left",
-        caption=stats.calibration_verdict,
-        caption_justify="left",
-        show_edge=False,
-    )
-    table.add_column("certainty")
-    table.add_column("predictions", justify="right")
-    table.add_column("right", justify="right")
-    for row in stats.calibration:
-        table.add_row(row.certainty, str(row.predictions), percent(row.accuracy))
-    return table
-
-
-def mock_table(stats: Stats) -> Table:
-    table = Table(title="Mock rounds", title_justify="left", show_edge=False)
-    table.add_column("date")
-    table.add_column("round")
-    table.add_column("score", justify="right")
-    table.add_column("band")
-    for m in stats.mock_results[-10:]:
-        table.add_row(
-            m.started_at.astimezone().strftime("%Y-%m-%d"), m.round, f"{m.score:.0%}", m.band
-        )
-    if not stats.mock_results:
-        table.add_row("no rounds yet", "", "", "")
-    return table
-
-
-def exercise_table(stats: Stats) -> Table:
-    solved = stats.exercises_solved
-    table = Table(
-        title="Exercise checks",
-        title_justify="left",
-        caption=f"{len(solved)} exercise{'s' if len(solved) != 1 else ''} solved"
-        if stats.exercise_results
-        else None,
-        caption_justify="left",
-        show_edge=False,
-    )
-    table.add_column("date")
-    table.add_column("exercise")
-    table.add_column("checks", justify="right")
-    table.add_column("result")
-    for e in stats.exercise_results[-10:]:
-        table.add_row(
-            e.checked_at.astimezone().strftime("%Y-%m-%d"),
-            e.name,
-            f"{e.passed}/{e.total}",
-            "solved" if e.solved else e.status,
-        )
-    if not stats.exercise_results:
-        table.add_row("no exercise checks yet", "", "", "")
-    return table
-
-
-def plot_widgets(stats: Stats) -> list[Widget]:
-    """Due forecast and weekly retention (textual_plotext imported here, lazily)."""
-    if not any(stats.forecast) and not stats.retention.reviews:
-        return [Static("No schedule yet: review some cards and come back.", classes="stats-note")]
-    from textual_plotext import PlotextPlot
-
-    plots: list[Widget] = []
-    if any(stats.forecast):
-        forecast = PlotextPlot(id="plot-forecast", classes="stats-plot")
-        forecast.plt.bar(list(range(len(stats.forecast))), stats.forecast, marker="sd")
-        forecast.plt.title("Due per day, next 30 days (day 0: today and overdue)")
-        plots.append(forecast)
-    weeks = [(w, r.rate) for w, r in stats.retention_by_week if r.rate is not None]
-    if weeks:
-        weekly = PlotextPlot(id="plot-retention", classes="stats-plot")
-        labels = [w.strftime("%m-%d") for w, _ in weeks]
-        xs = list(range(len(weeks)))
-        weekly.plt.plot(xs, [rate * 100 for _, rate in weeks], marker="braille")
-        weekly.plt.xticks(xs, labels)
-        weekly.plt.hline(stats.desired_retention * 100, "red")
-        weekly.plt.title("True retention per week (%), red: desired")
-        plots.append(weekly)
-    return plots
-
-
-def body_widgets(stats: Stats) -> list[Widget]:
-    widgets: list[Widget] = [Static(heatmap_text(stats), classes="stats-block")]
-    widgets += plot_widgets(stats)
-    widgets += [
-        Static(table, classes="stats-block")
-        for table in (
-            retention_table(stats),
-            weakest_table(stats),
-            calibration_table(stats),
-            mock_table(stats),
-            exercise_table(stats),
-        )
-    ]
-    return widgets
 
 
 class StatsScreen(Screen[None]):

@@ -52,3 +52,20 @@ def test_text_and_json_agree_on_a_history(capsys: pytest.CaptureFixture[str]) ->
     assert "infra" in out and "lab predictions right by certainty: low -" in out
     assert data["exercises_solved"] == ["ddp-by-hand"]
     assert "ddp-by-hand: 5/5 checks, solved" in out and "exercises solved: 1" in out
+
+
+def test_text_says_one_review_and_one_day_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    decks = write_browse_decks(tmp_path / "decks")
+    now = datetime.now(UTC)
+    log = LogBuilder(database_path())
+    log.card("fsdp-shard", "infra", due=now + timedelta(days=30), interval_days=30, lapses=1)
+    log.review("fsdp-shard", "infra", now, 1, 30.0)
+    log.write()
+    assert run(["stats", "--decks", str(decks)]) == 0
+    out = capsys.readouterr().out
+    assert "today 1 review · streak 1 day · 1 review in all" in out
+    assert "over 1 mature review\n" in out and "of 1 mature review\n" in out
+    assert "weakest decks: infra (1 lapse)" in out
+    assert "1 reviews" not in out and "1 lapses" not in out

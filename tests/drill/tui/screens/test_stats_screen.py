@@ -56,7 +56,7 @@ async def test_stats_show_the_review_history(make_app, home: Path) -> None:  # t
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("S")
-        await until(pilot, lambda: "Today 1 reviews" in summary(pilot))
+        await until(pilot, lambda: "Today 1 review · " in summary(pilot))
         text = summary(pilot)
         assert "streak 3 days" in text and "3 reviews in all" in text
         assert "new 3 · learning 1 · young 0 · mature 1" in text
@@ -70,7 +70,7 @@ async def test_stats_show_the_review_history(make_app, home: Path) -> None:  # t
         await pilot.press("r")  # refresh: the figures are drawn again, once
         await until(pilot, lambda: screen.stats is not stats)  # type: ignore[attr-defined]
         await until(pilot, lambda: len(screen.query("#plot-forecast")) == 1)
-        assert "Today 1 reviews" in summary(pilot)
+        assert "Today 1 review · " in summary(pilot)
 
 
 @run_async
