@@ -4,6 +4,7 @@ beyond today's limits. The schedule rules are drill/review/study.py's."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
@@ -105,5 +106,11 @@ def start_study(
 
     if before is not None:
         before()
-    app.push_screen(ReviewScreen(chosen.deck_id, chosen.describe(), session=session))
+    app.push_screen(ReviewScreen(chosen.deck_id, header_title(chosen), session=session))
     return True
+
+
+def header_title(chosen: StudyFilter) -> str:
+    """The review header's title: the filter without its deck, which the header already names
+    after the title (each card's deck)."""
+    return replace(chosen, deck_id=None).describe()

@@ -134,7 +134,7 @@ async def test_c_on_home_starts_custom_study_beyond_the_limits(make_app, query) 
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
         assert screen.card is not None and screen.card.id == "b1"
-        assert "Custom study · easy · deck beta" in status(screen)
+        assert "Custom study · easy · beta" in status(screen)
         await pilot.press("space", "4", "space", "4")
         assert log_rows(query) == [("b1", 4), ("b2", 4)]
 
