@@ -40,7 +40,13 @@ STARTER: dict[str, Expect] = {
     "first-nan": fails("names_the_first", says="the first non-finite output came from"),
     "resumable-sampler": fails("matches_uninterrupted", "no_replay", says="started the epoch over"),
     "full-state-checkpoint": fails(
-        "losses_match", "optimizer_state", "lr_continues", "rng_continues", says="already differs"
+        "losses_match",
+        "optimizer_state",
+        "lr_continues",
+        "scaler_continues",
+        "sampler_resumes",
+        "rng_continues",
+        says="already differs",
     ),
     "atomic-checkpoint": fails("survives_crash", says="it read the torn file"),
     "phase-timing": fails("waits_for_the_device", says="before the device finished"),
@@ -83,8 +89,14 @@ WRONG: dict[str, dict[str, Expect]] = {
     },
     "full-state-checkpoint": {
         "full_state_checkpoint_no_rng.py": fails(
-            "losses_match", "rng_continues", says="dropout masks: RNG state"
-        )
+            "losses_match", "rng_continues", says="the dropout masks (RNG state)"
+        ),
+        "full_state_checkpoint_no_scaler.py": fails(
+            "losses_match", "scaler_continues", says="the loss scale (GradScaler)"
+        ),
+        "full_state_checkpoint_no_sampler.py": fails(
+            "losses_match", "sampler_resumes", says="the batches' ids (sampler position)"
+        ),
     },
     "atomic-checkpoint": {
         "atomic_checkpoint_delete_first.py": fails(

@@ -1,25 +1,99 @@
-"""full-state-checkpoint: one process; AdamW, a StepLR stepped every step, dropout in the model
-and python random in the loop. The run stops after step K, saves, and a "restarted" run (other
-seeds, freshly built objects) loads and goes on; the reference never stops. Before the next step
-both runs draw a few numbers from torch and python random and put the states back, so the peek
-changes nothing."""
+"""full-state-checkpoint: one process; AdamW, a StepLR stepped every step, fp16 autocast with a
+GradScaler, dropout in the model, python random in the loop, and batches from a DataLoader whose
+shuffling sampler keeps its position (epoch and samples handed out). The run stops mid-epoch
+after step K, saves, and a "restarted" run (other seeds, freshly built objects) loads and goes
+on; the reference never stops. The dataset records the ids each step fetched. Before the next
+step both runs draw a few numbers from torch and python random and put the states back, so the
+peek changes nothing.
+
+The scaler's scale grows every GROWTH_INTERVAL steps until the scaled gradients overflow fp16 (the
+step is skipped and the scale halves); a scaler that restarts from INIT_SCALE skips other steps
+than the uninterrupted run, so a lost scaler state shows in the losses a few steps later."""
+
+from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
+from torch.utils.data import DataLoader, Dataset, Sampler
 
 from trainer_lab.exercises._checker.ctx import Ctx
-from trainer_lab.exercises._checker.kit import batches
+from trainer_lab.exercises._checker.kit import flat
 
-STEPS, K = 8, 4
-DATA = batches(7, STEPS)
+N, BATCH, STEPS, K = 48, 8, 10, 4  # 6 batches an epoch: the save is mid-epoch 0
+INIT_SCALE, GROWTH_INTERVAL = 2.0**15, 3
 
 
-def _build() -> tuple[nn.Module, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
+class Recorded(Dataset):
+    """N fixed samples; remembers which ids were fetched."""
+
+    def __init__(self) -> None:
+        g = torch.Generator().manual_seed(7)
+        self.x, self.y = torch.randn(N, 16, generator=g), torch.randn(N, 1, generator=g)
+        self.fetched: list[int] = []
+
+    def __len__(self) -> int:
+        return N
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        self.fetched.append(int(i))
+        return self.x[i], self.y[i]
+
+
+class ResumableSampler(Sampler[int]):
+    """Shuffles by (seed, epoch) with its own generator and counts the indices it handed out;
+    state_dict() / load_state_dict() carry the epoch and that position."""
+
+    def __init__(self, size: int, seed: int = 0) -> None:
+        self.size, self.seed = size, seed
+        self.epoch, self.position = 0, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch, self.position = epoch, 0
+
+    def __iter__(self) -> Iterator[int]:
+        g = torch.Generator().manual_seed(self.seed + self.epoch)
+        order = torch.randperm(self.size, generator=g).tolist()
+        while self.position < self.size:
+            self.position += 1
+            yield order[self.position - 1]
+
+    def __len__(self) -> int:
+        return self.size - self.position
+
+    def state_dict(self) -> dict[str, int]:
+        return {"epoch": self.epoch, "position": self.position}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self.epoch, self.position = int(state["epoch"]), int(state["position"])
+
+
+Objects = tuple[
+    nn.Module,
+    torch.optim.Optimizer,
+    torch.optim.lr_scheduler.LRScheduler,
+    torch.amp.GradScaler,
+    ResumableSampler,
+]
+
+
+@dataclass
+class Run:
+    losses: list[float] = field(default_factory=list)
+    lrs: list[float] = field(default_factory=list)
+    scales: list[float] = field(default_factory=list)
+    ids: list[list[int]] = field(default_factory=list)
+
+
+def _build() -> Objects:
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 1))
     opt = torch.optim.AdamW(model.parameters(), lr=0.01)
-    return model, opt, torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    scaler = torch.amp.GradScaler("cpu", init_scale=INIT_SCALE, growth_interval=GROWTH_INTERVAL)
+    return model, opt, sched, scaler, ResumableSampler(N)
 
 
 def _seed(seed: int) -> None:
@@ -27,19 +101,33 @@ def _seed(seed: int) -> None:
     random.seed(seed)
 
 
-def _train(model, opt, sched, steps: range) -> tuple[list[float], list[float]]:
-    losses, lrs = [], []
-    for step in steps:
-        x, y = DATA[step]
+def _train(objects: Objects, data: Recorded, steps: range) -> Run:
+    model, opt, sched, scaler, sampler = objects
+    # its own generator: otherwise each new iterator draws its seed from the global RNG and
+    # shifts the dropout masks of a resumed run (a checker artefact, not the user's fault)
+    loader = DataLoader(data, batch_size=BATCH, sampler=sampler, generator=torch.Generator())
+    batches, run = iter(loader), Run()
+    for _ in steps:
+        data.fetched.clear()
+        batch = next(batches, None)
+        if batch is None:  # the epoch is over
+            sampler.set_epoch(sampler.epoch + 1)
+            batches = iter(loader)
+            batch = next(batches)
+        x, y = batch
         x = x + 0.1 * random.gauss(0.0, 1.0)  # python random in the loop
         opt.zero_grad()
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        lrs.append(opt.param_groups[0]["lr"])
-        opt.step()
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = nn.functional.mse_loss(model(x).float(), y)
+        scaler.scale(loss).backward()
+        run.lrs.append(opt.param_groups[0]["lr"])
+        scaler.step(opt)
+        scaler.update()
         sched.step()
-        losses.append(loss.item())
-    return losses, lrs
+        run.losses.append(loss.item())
+        run.scales.append(scaler.get_scale())
+        run.ids.append(list(data.fetched))
+    return run
 
 
 def _peek() -> list[float]:
@@ -55,69 +143,144 @@ def _opt_state(opt: torch.optim.Optimizer) -> dict[int, dict[str, torch.Tensor]]
             for i, s in opt.state_dict()["state"].items()}  # fmt: skip
 
 
+def _scaler_state(scaler: torch.amp.GradScaler) -> tuple[float, int]:
+    return scaler.get_scale(), int(scaler.state_dict().get("_growth_tracker", 0))
+
+
+@dataclass
+class Snapshot:
+    """What the next step reads, taken right after step K-1 (at save) or right after load."""
+
+    weights: list[float]
+    opt: dict[int, dict[str, torch.Tensor]]
+    lr: list[float]
+    scaler: tuple[float, int]
+    sampler: dict[str, int]
+    draws: list[float]
+
+
+def _snapshot(objects: Objects) -> Snapshot:
+    model, opt, sched, scaler, sampler = objects
+    return Snapshot(
+        flat(model),
+        _opt_state(opt),
+        sched.get_last_lr(),
+        _scaler_state(scaler),
+        sampler.state_dict(),
+        _peek(),
+    )
+
+
+def _same_opt(a: dict[int, dict[str, torch.Tensor]], b: dict[int, dict[str, torch.Tensor]]) -> bool:
+    return a.keys() == b.keys() and all(
+        a[i].keys() == b[i].keys() and all(torch.equal(a[i][k], b[i][k]) for k in a[i]) for i in a
+    )
+
+
+def _not_restored(saved: Snapshot, loaded: Snapshot) -> list[str]:
+    return [
+        what
+        for what, same in (
+            ("the weights", saved.weights == loaded.weights),
+            ("the Adam moments (optimizer)", _same_opt(saved.opt, loaded.opt)),
+            ("the LR (scheduler)", saved.lr == loaded.lr),
+            ("the loss scale (GradScaler)", saved.scaler == loaded.scaler),
+            ("the batches' ids (sampler position)", saved.sampler == loaded.sampler),
+            ("the dropout masks (RNG state)", saved.draws == loaded.draws),
+        )
+        if not same
+    ]
+
+
+def _sampler_detail(ref: Run, resumed: Run, ok: bool) -> str:
+    rest = [i for ids in ref.ids[K : N // BATCH] for i in ids]  # what epoch 0 still held
+    if ok:
+        return (f"after the resume the batches fetched the uninterrupted run's ids: the other "
+                f"{len(rest)} of epoch 0, then epoch 1")  # fmt: skip
+    before = {i for ids in ref.ids[:K] for i in ids}
+    got = [i for ids in resumed.ids for i in ids][: len(rest)]
+    detail = (f"the first batch after the resume fetched ids {resumed.ids[0]}, the "
+              f"uninterrupted run's fetched {ref.ids[K]}")  # fmt: skip
+    if got == [i for ids in ref.ids for i in ids][: len(got)]:
+        return detail + (f": it fetched the first {len(got)} ids of epoch 0 again instead of "
+                         f"the {len(rest)} left (the sampler started the epoch over)")  # fmt: skip
+    again = sorted(before & set(got))
+    skipped = sorted(set(rest) - set(got))
+    if again:
+        detail += f"; {len(again)} ids already fetched came again, e.g. {again[:4]} (replayed)"
+    if skipped:
+        detail += (f"; {len(skipped)} of the {len(rest)} ids left in the epoch were not fetched, "
+                   f"e.g. {skipped[:4]} (skipped)")  # fmt: skip
+    return detail
+
+
 def run(ctx: Ctx) -> None:
     save, load = ctx.attr("save"), ctx.attr("load")
     _seed(1)
-    model, opt, sched = _build()
-    ref_losses, ref_lrs = _train(model, opt, sched, range(STEPS))
+    data = Recorded()
+    ref = _train(_build(), data, range(STEPS))
 
     _seed(1)
-    model, opt, sched = _build()
-    _train(model, opt, sched, range(K))
-    ref_draws = _peek()
-    saved_opt, saved_lr = _opt_state(opt), sched.get_last_lr()
+    objects = _build()
+    _train(objects, data, range(K))
+    saved = _snapshot(objects)
     path = str(ctx.scratch / "ckpt.pt")
-    ctx.call(save, path, model, opt, sched)
-    del model, opt, sched  # the restart: fresh objects, another seed
+    ctx.call(save, path, *objects)
+    del objects  # the restart: fresh objects, another seed
     _seed(12345)
-    model, opt, sched = _build()
-    ctx.call(load, path, model, opt, sched)
-    loaded_opt, loaded_lr = _opt_state(opt), sched.get_last_lr()
-    draws = _peek()
-    losses, lrs = _train(model, opt, sched, range(K, STEPS))
+    objects = _build()
+    ctx.call(load, path, *objects)
+    loaded = _snapshot(objects)
+    resumed = _train(objects, data, range(K, STEPS))
 
-    first = next((s for s in range(K, STEPS) if losses[s - K] != ref_losses[s]), None)
-    if first is None:
+    diff = next((s for s in range(K, STEPS) if resumed.losses[s - K] != ref.losses[s]), None)
+    missing = _not_restored(saved, loaded)
+    if diff is None:
         detail = f"steps {K}-{STEPS - 1} after the resume have the uninterrupted run's losses"
-    elif first == K:
-        detail = (f"the first step after the resume (step {K}) already differs: loss "
-                  f"{losses[0]:.6f} vs {ref_losses[K]:.6f}; the forward pass itself changed "
-                  "(weights, or the dropout masks: RNG state)")  # fmt: skip
     else:
-        detail = (
-            f"step {K} matches, step {first} differs: loss {losses[first - K]:.6f} vs "
-            f"{ref_losses[first]:.6f}; the update changed (optimizer state or LR)"
-        )
-    ctx.check("losses_match", first is None, detail)
+        detail = (f"the first step after the resume (step {K}) already differs"
+                  if diff == K else f"step {K} matches, step {diff} differs")  # fmt: skip
+        detail += f": loss {resumed.losses[diff - K]:.6f} vs {ref.losses[diff]:.6f}"
+        if missing:
+            detail += "; after the load these are not what they were at the save: "
+            detail += ", ".join(missing)
+    ctx.check("losses_match", diff is None, detail)
 
-    same = saved_opt.keys() == loaded_opt.keys() and all(
-        saved_opt[i].keys() == loaded_opt[i].keys()
-        and all(torch.equal(saved_opt[i][k], loaded_opt[i][k]) for k in saved_opt[i])
-        for i in saved_opt
-    )
+    same = _same_opt(saved.opt, loaded.opt)
     ctx.check(
         "optimizer_state",
         same,
         "the Adam moments and step count are those at save"
         if same
-        else f"after load the optimizer holds state for {len(loaded_opt)} of {len(saved_opt)} "
+        else f"after load the optimizer holds state for {len(loaded.opt)} of {len(saved.opt)} "
         "parameters"
-        + (" (Adam's moments are gone)" if not loaded_opt else ", not the saved values"),
+        + (" (Adam's moments are gone)" if not loaded.opt else ", not the saved values"),
     )
-    lr_ok = loaded_lr == saved_lr and lrs == ref_lrs[K:]
+    lr_ok = loaded.lr == saved.lr and resumed.lrs == ref.lrs[K:]
     ctx.check(
         "lr_continues",
         lr_ok,
-        f"LR after load {loaded_lr[0]:g}, at save {saved_lr[0]:g}; LRs after the resume {lrs}, "
-        f"uninterrupted {ref_lrs[K:]}" + ("" if lr_ok else " (the schedule restarted)"),
+        f"LR after load {loaded.lr[0]:g}, at save {saved.lr[0]:g}; LRs after the resume "
+        f"{resumed.lrs}, uninterrupted {ref.lrs[K:]}"
+        + ("" if lr_ok else " (the schedule restarted)"),
     )
-    rng_ok = draws == ref_draws
+    scale_ok = loaded.scaler == saved.scaler and resumed.scales == ref.scales[K:]
+    ctx.check(
+        "scaler_continues",
+        scale_ok,
+        f"scale and growth tracker after load {loaded.scaler}, at save {saved.scaler}; scale "
+        f"after each step of the resume {resumed.scales}, uninterrupted {ref.scales[K:]}"
+        + ("" if scale_ok else " (the GradScaler started over: other steps are skipped)"),
+    )
+    ids_ok = resumed.ids == ref.ids[K:]
+    ctx.check("sampler_resumes", ids_ok, _sampler_detail(ref, resumed, ids_ok))
+    rng_ok = loaded.draws == saved.draws
     ctx.check(
         "rng_continues",
         rng_ok,
         "torch and python random continue where the run stopped"
         if rng_ok
         else "after load torch.rand / random.random draw "
-        f"{[round(d, 4) for d in draws]}, the uninterrupted run drew "
-        f"{[round(d, 4) for d in ref_draws]} (new dropout masks: restore the RNG states)",
+        f"{[round(d, 4) for d in loaded.draws]}, the uninterrupted run drew "
+        f"{[round(d, 4) for d in saved.draws]} (new dropout masks: restore the RNG states)",
     )

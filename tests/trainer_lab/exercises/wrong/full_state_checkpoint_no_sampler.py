@@ -1,0 +1,21 @@
+"""Wrong: everything but the sampler position is saved (the epoch starts over after a resume)."""
+
+import random
+
+import torch
+
+
+def save(path, model, optimizer, scheduler, scaler, sampler):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
+    state |= {"scheduler": scheduler.state_dict(), "scaler": scaler.state_dict()}
+    torch.save(state | {"rng": (torch.get_rng_state(), random.getstate())}, path)
+
+
+def load(path, model, optimizer, scheduler, scaler, sampler):
+    state = torch.load(path, weights_only=False)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    scaler.load_state_dict(state["scaler"])
+    torch.set_rng_state(state["rng"][0])
+    random.setstate(state["rng"][1])
