@@ -1,8 +1,10 @@
 """Card browser (`B` on home): search as you type, act on the highlighted card.
 
-Rendering and keys only; the query language, search and row actions are drill.review.browse.
-Typing goes to the search box; `down` or `enter` moves to the results, where the letter keys
-act on the highlighted card and `/` goes back to the search box.
+Rendering and keys only; the query language, search and row actions are drill.review.browse,
+the column layout browser_columns. Typing goes to the search box; `down` or `enter` moves to
+the results, where the letter keys act on the highlighted card and `/` goes back to the search
+box. Every row action also has a ctrl key that works while typing, and the footer shows
+whichever set the focus can use (the search box takes the letters).
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from drill.review import browse
-from drill.tui.formatting import format_next_due
+from drill.tui.screens import browser_columns
+from drill.tui.screens.browser_columns import GAP, Column
 from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
 
 if TYPE_CHECKING:
@@ -27,8 +31,7 @@ if TYPE_CHECKING:
     from drill.review.database import Database
 
 MAX_SHOWN = 50  # rows drawn at once; the count line says how many matched
-COLUMNS = (("Card", 18), ("Deck", 10), ("Level", 6), ("State", 8), ("Due", 6), ("Flags", 9),
-           ("Front", 60))  # fmt: skip
+CHROME = 2  # the table's left padding and its vertical scrollbar, always reserved (DEFAULT_CSS)
 PLACEHOLDER = 'search: words "a phrase" tag:fsdp level:hard deck:bio is:due|new|suspended|leech'
 
 
@@ -41,17 +44,22 @@ class BrowserScreen(Screen[None]):
     BrowserScreen #browse-title { background: $primary; color: $text; padding: 0 1; }
     BrowserScreen #browse-hint { color: $warning; padding: 0 1; height: auto; }
     BrowserScreen #browse-count { padding: 0 1; height: 1; }
-    BrowserScreen #browse-table { height: 1fr; }
+    BrowserScreen #browse-table {
+        height: 1fr; padding-left: 1; scrollbar-gutter: stable; scrollbar-size-vertical: 1;
+    }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Back"),
         Binding("slash", "focus_search", "Search", show=False),  # named in the count line
-        Binding("s", "toggle_suspend", "Suspend"),
-        Binding("b", "toggle_bury", "Bury"),
-        Binding("r", "reset", "Reset"),
-        Binding("h", "history", "History"),
-        Binding("e", "edit", "Edit"),
-        Binding("l", "lab", "Lab"),
+        # The footer shows the first key the focused widget leaves free: the letter on the
+        # results, the ctrl key in the search box (ctrl+b is tmux's prefix, ctrl+h backspace,
+        # ctrl+e the input's end-of-line: hence t, y and o).
+        Binding("s,ctrl+s", "toggle_suspend", "Suspend"),
+        Binding("b,ctrl+t", "toggle_bury", "Bury"),
+        Binding("r,ctrl+r", "reset", "Reset"),
+        Binding("h,ctrl+y", "history", "History"),
+        Binding("e,ctrl+o", "edit", "Edit"),
+        Binding("l,ctrl+l", "lab", "Lab"),
     ]
 
     def __init__(
@@ -74,20 +82,20 @@ class BrowserScreen(Screen[None]):
         self._initial_query = query
         self._run_editor = run_editor
         self._hint = ""
+        self.columns: tuple[Column, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static("drill · cards", id="browse-title")
         yield Input(self._initial_query, placeholder=PLACEHOLDER, id="browse-query")
         yield Static("", id="browse-hint")
         yield Static("Loading cards…", id="browse-count")
-        table: DataTable[str] = DataTable(id="browse-table", cursor_type="row", zebra_stripes=True)
-        for label, width in COLUMNS:  # fixed widths: no re-measuring on every keystroke
-            table.add_column(label, width=width)
-        yield table
-        yield Footer()
+        yield DataTable(id="browse-table", cursor_type="row", zebra_stripes=True, cell_padding=0)
+        # No palette hint: at 80 columns it would cut the last row key (ctrl+p still works).
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#browse-query", Input).focus()
+        self._layout(self.app.size.width)
         if self.decks is not None and self.db is not None:
             self._use(self.decks, self.db)
         else:
@@ -110,7 +118,29 @@ class BrowserScreen(Screen[None]):
             self.query_one("#browse-count", Static).update(str(done.notice))
             return
         self.rows = done.value
-        self.refilter()
+        self._layout(self.size.width or self.app.size.width)
+        self.refilter(force=True)
+
+    # --- columns -----------------------------------------------------------------------------
+    def on_resize(self, event: events.Resize) -> None:
+        if self._layout(event.size.width):
+            self.refilter(force=True)
+
+    def _layout(self, width: int) -> bool:
+        """Size the columns to `width` and the rows' longest ids; True if they changed. Only
+        here, never per keystroke: the widths do not follow the filtered rows."""
+        id_width = max((len(r.card_id) for r in self.rows), default=len("Card"))
+        deck_width = max((len(r.deck_id) for r in self.rows), default=len("Deck"))
+        columns = browser_columns.layout(width - CHROME, id_width, deck_width)
+        if columns == self.columns:
+            return False
+        self.columns = columns
+        table = self.query_one("#browse-table", DataTable)
+        table.clear(columns=True)
+        for column in columns:
+            gap = 0 if column.key == "front" else GAP
+            table.add_column(column.label, width=column.width + gap, key=column.key)
+        return True
 
     # --- search ------------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -142,16 +172,7 @@ class BrowserScreen(Screen[None]):
         self.shown = shown
         now = self.now()
         for row in self.shown:
-            table.add_row(
-                row.card_id,
-                row.deck_id,
-                row.level,
-                row.state,
-                format_next_due(row.due, now) if row.due and row.state != "new" else "",
-                row.flags(now),
-                row.front.splitlines()[0][:80] if row.front else "",
-                key=row.card_id,
-            )
+            table.add_row(*browser_columns.row_cells(row, self.columns, now), key=row.card_id)
         if keep is not None and keep in self.shown:
             table.move_cursor(row=self.shown.index(keep))
 
