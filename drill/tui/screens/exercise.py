@@ -20,7 +20,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from drill.exercises.service import RATING_NAMES, ExerciseService, RateCard
+from drill.exercises.progress import Progress
+from drill.exercises.service import RATING_NAMES, ExerciseInfo, ExerciseService, RateCard
+from drill.review import actions
 from drill.tui.screens.coding_round import verdict_lines
 
 
@@ -47,14 +49,16 @@ class ExerciseScreen(Screen[int | None]):
     def __init__(self, service: ExerciseService, name: str, rate: RateCard | None = None) -> None:
         super().__init__()
         self.service = service
-        self.info = service.info(name)
-        self.path, _ = service.start(name)
-        self.code = self.path.read_text()
+        spec = service.spec(name)
+        # the progress and the file come in on_mount: the constructor touches no database
+        self.info = ExerciseInfo(spec, Progress(spec.name), service.user_file(name))
+        self.path = self.info.path
+        self.code: str | None = None  # None until the file is read: nothing to save yet
         self.rate = rate
         self.checking = False
         self.rated: int | None = None
         self.cancel = threading.Event()
-        self.hints: list[str] = list(self.info.spec.hints[: self.info.progress.hints_shown])
+        self.hints: list[str] = []
 
     def compose(self) -> ComposeResult:
         spec = self.info.spec
@@ -64,14 +68,31 @@ class ExerciseScreen(Screen[int | None]):
                 with VerticalScroll(id="ex-task"):
                     yield Static(self._task_text(), id="ex-task-text")
                 with VerticalScroll(id="ex-verdict"):
-                    yield Static(self._status_line(), id="ex-verdict-text")
-            yield TextArea.code_editor(self.code, language="python", id="ex-editor")
+                    yield Static("", id="ex-verdict-text")
+            yield TextArea.code_editor("", language="python", id="ex-editor")
         yield Footer()
 
     def on_mount(self) -> None:
+        """Opening the exercise starts it: the starter is copied unless the file exists, and
+        the database records the start. A database that cannot be written or read gives a
+        notice; the file is there all the same (the copy comes before the write)."""
+        name = self.info.name
+        started = actions.write(lambda: self.service.start(name))
+        if not started.ok:
+            self.notify(str(started.notice), severity="error", timeout=8)
+        read = actions.read(lambda: self.service.progress(name))
+        if read.ok and read.value is not None:
+            self.info = ExerciseInfo(self.info.spec, read.value, self.path)
+        elif not read.ok and started.ok:  # one notice is enough for one broken database
+            self.notify(str(read.notice), severity="error", timeout=8)
+        self.hints = list(self.info.spec.hints[: self.info.progress.hints_shown])
+        self.code = self.path.read_text()
         editor = self.query_one("#ex-editor", TextArea)
+        editor.load_text(self.code)
         editor.border_title = self.info.spec.file
         editor.focus()
+        self.query_one("#ex-task-text", Static).update(self._task_text())
+        self.query_one("#ex-verdict-text", Static).update(self._status_line())
 
     def on_unmount(self) -> None:
         self.cancel.set()
@@ -88,8 +109,7 @@ class ExerciseScreen(Screen[int | None]):
         return "\n".join(lines)
 
     def _status_line(self) -> str:
-        status = self.service.progress(self.info.name).status
-        return f"Status: {status}. ctrl+r checks your file; F1 shows a hint."
+        return f"Status: {self.info.status}. ctrl+r checks your file; F1 shows a hint."
 
     # --- actions ---------------------------------------------------------------------------
     @on(TextArea.Changed, "#ex-editor")
@@ -97,7 +117,7 @@ class ExerciseScreen(Screen[int | None]):
         self.code = event.text_area.text
 
     def action_save(self) -> None:
-        if self.path.read_text() != self.code:
+        if self.code is not None and self.path.read_text() != self.code:
             self.path.write_text(self.code)
 
     def action_hint(self) -> None:
@@ -117,7 +137,7 @@ class ExerciseScreen(Screen[int | None]):
         except ExerciseError as error:
             self.notify(str(error))
             return
-        self.app.push_screen(ModelAnswerScreen(self.code, answer, self.info.spec.file))
+        self.app.push_screen(ModelAnswerScreen(self.code or "", answer, self.info.spec.file))
 
     def action_external_editor(self) -> None:
         from drill.tui.editor import edit_externally

@@ -12,7 +12,8 @@ from drill.exercises.service import ExerciseService
 from drill.tui.screens.exercise import ExerciseScreen
 from drill.tui.screens.exercises import ExercisesScreen
 from storage.db import open_database
-from tests.support.pilot import run_async, text_of, until
+from tests.support.db_damage import corrupt_middle
+from tests.support.pilot import Notices, run_async, text_of, until
 from trainer_lab.exercises.catalogue import get_exercise
 
 
@@ -45,6 +46,37 @@ async def test_the_editor_holds_the_starter_and_hints_come_one_at_a_time(tmp_pat
         await pilot.press("f4")  # the solution waits for a check
         assert not any(type(s).__name__ == "ModelAnswerScreen" for s in app.screen_stack)
     assert service.progress("first-nan").hints_shown == 2
+
+
+@run_async
+async def test_building_the_screen_starts_nothing_opening_it_does(tmp_path):
+    service = _service(tmp_path)
+    spec = get_exercise("first-nan")
+    screen = ExerciseScreen(service, "first-nan")
+    assert not screen.path.exists() and service.progress("first-nan").status == "not started"
+    app = ExerciseApp(lambda: screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: screen.path.exists())
+        assert screen.path.read_text() == spec.starter_path.read_text()
+        assert "Status: started." in text_of(pilot, "#ex-verdict-text")
+    assert service.progress("first-nan").status == "started"
+
+
+@run_async
+async def test_a_broken_database_gives_a_notice_and_the_file_still_opens(tmp_path):
+    service = _service(tmp_path)
+    corrupt_middle(tmp_path / "db.sqlite3")
+    spec = get_exercise("first-nan")
+    notices = Notices()
+    app = ExerciseApp(lambda: ExerciseScreen(service, "first-nan"))
+    async with app.run_test(size=(120, 40), message_hook=notices) as pilot:
+        await until(pilot, lambda: bool(notices.messages("error")))
+        editor = app.screen.query_one("#ex-editor")
+        await until(pilot, lambda: editor.text == spec.starter_path.read_text())
+        errors = notices.messages("error")
+        assert len(errors) == 1 and errors[0].startswith("Not saved: ") and "\n" not in errors[0]
+        assert isinstance(app.screen, ExerciseScreen) and app.is_running
+    assert service.user_file("first-nan").read_text() == spec.starter_path.read_text()
 
 
 @run_async
