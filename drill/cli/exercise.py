@@ -96,7 +96,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max((len(r.name) for r in rows), default=0)
     solved = sum(r.status == "solved" for r in rows)
     for r in rows:
-        tries = f"  ({r.progress.attempts} checks)" if r.progress.attempts else ""
+        n = r.progress.attempts
+        tries = f"  ({n} check{'' if n == 1 else 's'})" if n else ""
         print(f"{r.name:<{width}}  {r.status:<11}  {r.spec.topic:<16}  {r.spec.title}{tries}")
     print(f"{solved}/{len(rows)} solved")
     return EXIT_OK

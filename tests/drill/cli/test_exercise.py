@@ -48,6 +48,23 @@ def test_list_start_and_hint(drill_home: Path, capsys) -> None:
     assert rows["ddp-by-hand"] == "started" and rows["first-nan"] == "not"
 
 
+def test_list_counts_one_check_and_two_checks(drill_home: Path, capsys) -> None:
+    main(["exercise", "start", "first-nan"])
+    (drill_home / "exercises" / "first-nan" / "nan_hunt.py").write_text("def f(:\n")
+
+    def listed() -> str:
+        capsys.readouterr()
+        assert main(["exercise", "list"]) == 0
+        out = capsys.readouterr().out
+        return next(line for line in out.splitlines() if line.startswith("first-nan "))
+
+    assert listed().endswith(get_exercise("first-nan").title)  # no count before a check
+    main(["exercise", "check", "first-nan"])
+    assert listed().endswith("(1 check)")
+    main(["exercise", "check", "first-nan"])
+    assert listed().endswith("(2 checks)")
+
+
 def test_check_on_a_syntax_error_exits_1_naming_file_and_line(drill_home: Path, capsys) -> None:
     main(["exercise", "start", "first-nan"])
     (drill_home / "exercises" / "first-nan" / "nan_hunt.py").write_text("def f(:\n")
