@@ -1,5 +1,6 @@
 """Snapshots of the lab panel (before and after a run) and the results view: fixed clock, fake
-runner and result, fixed terminal size."""
+runner and result, fixed terminal size; again at 80x24 and 120x40, where the keys (run, leave,
+accept, results), the prediction and the verdict must stay visible."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from drill.decks.models import Card
@@ -20,6 +22,7 @@ from tests.support.pilot import HostApp, choose, until
 from trainer_lab.result import parse_result
 
 SIZE = (100, 48)
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 
@@ -40,25 +43,40 @@ def _panel(card: Card, db: Any, tmp_path: Path, runner: FakeRunner, clock: SetCl
     )  # fmt: skip
 
 
+async def choose_visible(pilot: Pilot, set_id: str, index: int) -> None:
+    """Click a radio button, scrolled into view first (80x24 shows part of the form)."""
+    await until(pilot, lambda: len(pilot.app.screen.query(f"#{set_id} RadioButton")) > index)
+    button = pilot.app.screen.query(f"#{set_id} RadioButton")[index]
+    button.scroll_visible(animate=False, immediate=True)
+    await pilot.pause()
+    await choose(pilot, set_id, index)
+
+
+async def _predict(pilot: Pilot) -> None:
+    await pilot.pause()
+    await choose_visible(pilot, "predict-choice", 0)
+    await choose_visible(pilot, "certainty", 1)
+
+
 def test_lab_panel_before_run(snap_compare, card: Card, db: Any, tmp_path: Path) -> None:
     app = _panel(card, db, tmp_path, FakeRunner(), SetClock())
-
-    async def predict(pilot: Pilot) -> None:
-        await pilot.pause()
-        await choose(pilot, "predict-choice", 0)
-        await choose(pilot, "certainty", 1)
-
-    assert snap_compare(app, terminal_size=SIZE, run_before=predict)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_predict)
 
 
-def test_lab_panel_after_run(snap_compare, card: Card, db: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", SIZES)
+def test_lab_panel_before_run_at(snap_compare, card: Card, db: Any, tmp_path: Path, size) -> None:  # type: ignore[no-untyped-def]
+    app = _panel(card, db, tmp_path, FakeRunner(), SetClock())
+    assert snap_compare(app, terminal_size=size, run_before=_predict)
+
+
+def _after_run(card: Card, db: Any, tmp_path: Path) -> tuple[HostApp, Any]:
     runner, clock = FakeRunner(), SetClock()
     app = _panel(card, db, tmp_path, runner, clock)
 
     async def run(pilot: Pilot) -> None:
         await pilot.pause()
-        await choose(pilot, "predict-choice", 0)
-        await choose(pilot, "certainty", 2)
+        await choose_visible(pilot, "predict-choice", 0)
+        await choose_visible(pilot, "certainty", 2)
         await pilot.press("ctrl+r")
         await until(pilot, runner.emitted.is_set)
         await pilot.pause()
@@ -68,7 +86,18 @@ def test_lab_panel_after_run(snap_compare, card: Card, db: Any, tmp_path: Path) 
         await until(pilot, lambda: screen.query_one("#outcome").display)
         await pilot.pause()
 
+    return app, run
+
+
+def test_lab_panel_after_run(snap_compare, card: Card, db: Any, tmp_path: Path) -> None:
+    app, run = _after_run(card, db, tmp_path)
     assert snap_compare(app, terminal_size=SIZE, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_lab_panel_after_run_at(snap_compare, card: Card, db: Any, tmp_path: Path, size) -> None:  # type: ignore[no-untyped-def]
+    app, run = _after_run(card, db, tmp_path)
+    assert snap_compare(app, terminal_size=size, run_before=run)
 
 
 def _write_events(run_dir: Path) -> None:
@@ -91,11 +120,19 @@ def _write_events(run_dir: Path) -> None:
             )  # fmt: skip
 
 
-def test_results_view(snap_compare) -> None:
+def _results_app() -> HostApp:
     # a fixed path: the view prints the run dir
     run_dir = Path(tempfile.gettempdir()) / "drill-tui-labs-snapshot-run"
     shutil.rmtree(run_dir, ignore_errors=True)
     _write_events(run_dir)
     result = parse_result({**OK_RESULT, "lab": "resume", "params": {"steps": 10}, "world_size": 2})
-    app = HostApp(LabResultsScreen(result, run_dir, "Results · resume"))
-    assert snap_compare(app, terminal_size=(100, 70))
+    return HostApp(LabResultsScreen(result, run_dir, "Results · resume"))
+
+
+def test_results_view(snap_compare) -> None:
+    assert snap_compare(_results_app(), terminal_size=(100, 70))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_results_view_at(snap_compare, size) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(_results_app(), terminal_size=size)

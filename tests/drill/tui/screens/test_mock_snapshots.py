@@ -1,5 +1,6 @@
 """Snapshots of the round screen, the grading checklist and the report (fake clock, fixed size,
-fixed wall time, seeded prompt choice). Update with
+fixed wall time, seeded prompt choice), again at 80x24 and 120x40 where the phase clock, the
+prompt and the keys must stay visible. Update with
 `pytest tests/drill/tui/screens --snapshot-update`."""
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-SIZE = (100, 32)
+SIZES = [pytest.param((100, 32), id="100x32"), pytest.param((80, 24), id="80x24"),
+         pytest.param((120, 40), id="120x40")]  # fmt: skip
 
 
 @pytest.fixture
@@ -36,7 +38,8 @@ def new_run(store, clock) -> MockRun:
     return MockRun.start_new(store, tiny_round(), CARDS, rng=random.Random(3), now=clock)
 
 
-def test_round_screen_near_the_end_of_a_phase(snap_compare, store, clock):
+@pytest.mark.parametrize("size", SIZES)
+def test_round_screen_near_the_end_of_a_phase(snap_compare, store, clock, size):
     run = new_run(store, clock)
     app = MockApp(run, tick_s=3600, autosave_s=3600)
 
@@ -47,17 +50,18 @@ def test_round_screen_near_the_end_of_a_phase(snap_compare, store, clock):
         app.screen.tick_now()
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_grading_checklist_is_pre_checked_by_coverage(snap_compare, store, clock):
+@pytest.mark.parametrize("size", SIZES)
+def test_grading_checklist_is_pre_checked_by_coverage(snap_compare, store, clock, size):
     run = new_run(store, clock)
     run.start()
     run.set_answer(run.prompts[0].id, "Adam moments and the sampler position")
     clock.advance(500)
     run.tick()
     assert run.finished
-    assert snap_compare(MockApp(run), terminal_size=SIZE)
+    assert snap_compare(MockApp(run), terminal_size=size)
 
 
 class _ReportApp(App[None]):
@@ -69,7 +73,8 @@ class _ReportApp(App[None]):
         self.push_screen(self._report_screen)
 
 
-def test_report_screen(snap_compare, store, clock):
+@pytest.mark.parametrize("size", SIZES)
+def test_report_screen(snap_compare, store, clock, size):
     run = new_run(store, clock)
     run.start()
     restart, card_prompt = run.prompts
@@ -80,4 +85,4 @@ def test_report_screen(snap_compare, store, clock):
     clock.advance(200)
     run.tick()
     report = run.grade({card_prompt.id: [False, False]})
-    assert snap_compare(_ReportApp(ReportScreen(report)), terminal_size=SIZE)
+    assert snap_compare(_ReportApp(ReportScreen(report)), terminal_size=size)
