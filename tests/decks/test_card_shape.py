@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +23,11 @@ MERGED = {
     "llm-throughput-low-gpu-util": "llm-mfu-improve",
     "map-migration-trigger": "hard-ddp-or-fsdp",
     "llm-memory-throughput-ladders": "llm-13b-memory-ladder",
+    "bio-bf16-long-sequences": "llm-bf16-vs-fp16",
+    "bio-activation-checkpointing": "llm-activation-checkpointing-pytorch",
+    "map-default-failure-model": "hard-restart-scope",
+    "llm-qlora-basics": "llm-qlora-single-gpu",
+    "llm-rlhf-vs-dpo": "llm-sft-rlhf-dpo",
 }
 
 
@@ -76,6 +82,7 @@ def test_merged_cards_hand_their_history_to_the_card_that_stays() -> None:
 SPLIT = {  # issue 16: multi-question cards split in two (the id kept by the first half)
     "bio-length-curriculum": "bio-length-curriculum-state",
     "llm-pipeline-bubbles": "llm-pipeline-schedules",
+    "llm-mfu-improve": "llm-low-gpu-util-phases",  # how to speed up / where 40 % util goes
 }
 
 
@@ -83,3 +90,33 @@ def test_a_front_asks_one_question() -> None:
     fronts = {card.id: card.front for deck in DECKS.values() for card in deck.cards}
     assert {card_id: f for card_id, f in fronts.items() if f.count("?") > 1} == {}
     assert all(first in fronts and second in fronts for first, second in SPLIT.items())
+
+
+_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+_COUNT_WORDS |= {"nine": 9, "ten": 10}
+# "Name four kinds of ...", "which three metrics": the first count word, unless it counts time.
+_COUNT = re.compile(
+    r"\b(" + "|".join(_COUNT_WORDS) + r")\b(?!\s+(?:minutes|hours|days|weeks)\b)", re.IGNORECASE
+)
+
+
+def asked_count(front: str) -> int | None:
+    """How many things a front asks for ("Name four ...", "which three ..."), else None."""
+    found = _COUNT.search(front)
+    return _COUNT_WORDS[found.group(1).lower()] if found else None
+
+
+def test_asked_count_reads_the_number_a_front_asks_for() -> None:
+    assert asked_count("Name four kinds of sentence that signal judgment.") == 4
+    assert asked_count("If you could emit only three metrics, which three?") == 3
+    assert asked_count("Probe four areas. Name them, with two or three topics each.") == 4
+    assert asked_count("RLHF versus DPO in two minutes.") is None
+    assert asked_count("A 13B model does not fit on 8 GPUs. What do you change?") is None
+
+
+def test_a_name_n_things_front_has_n_rubric_items() -> None:
+    """A card that asks for N things is graded on exactly N rubric items, one per thing."""
+    cards = [card for deck in DECKS.values() for card in deck.cards]
+    counted = {card.id: (asked_count(card.front), len(card.rubric)) for card in cards}
+    assert {i: (n, items) for i, (n, items) in counted.items() if n and n != items} == {}
+    assert sum(1 for n, _ in counted.values() if n) >= 10  # the detector still finds them
