@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from drill.exercises.service import ExerciseService
+from drill.tui.lists import ExerciseTable
 
 
 class ExercisesScreen(Screen[None]):
@@ -18,7 +19,6 @@ class ExercisesScreen(Screen[None]):
     ExercisesScreen #exercises { height: 1fr; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open"),
         Binding("escape,q", "app.pop_screen", "Home"),
     ]
 
@@ -29,7 +29,7 @@ class ExercisesScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("Exercises · enter opens one", id="exs-title")
-        yield DataTable(id="exercises", cursor_type="row", zebra_stripes=True)
+        yield ExerciseTable(id="exercises", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 def checks_table(result: LabResult) -> Table:
     table = Table(title="Checks", title_justify="left", expand=True, show_edge=False)
     table.add_column("", width=4)
-    table.add_column("check", ratio=1)
+    table.add_column("check", ratio=1, overflow="fold")  # names have no spaces to wrap at
     table.add_column("detail", ratio=2)
     for check in result["checks"]:
         mark = "[green]✓[/]" if check["passed"] else "[red]✗[/]"
@@ -41,7 +41,7 @@ def checks_table(result: LabResult) -> Table:
 
 def observations_table(result: LabResult) -> Table:
     table = Table(title="Key observations", title_justify="left", expand=True, show_edge=False)
-    table.add_column("observation", ratio=2)
+    table.add_column("observation", ratio=2, overflow="fold")
     table.add_column("value", ratio=1, justify="right")
     for name, value in key_observations(result["observations"]):
         table.add_row(name, value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -13,6 +14,7 @@ from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from drill.labs.overview import LabsOverview
+from drill.tui.lists import LabTable, RunList
 
 if TYPE_CHECKING:
     from drill.decks.loader import DeckSet
@@ -21,15 +23,20 @@ if TYPE_CHECKING:
     from drill.review.database import Database
 
 
+# Below this many columns the group and summary columns give way (the summary of the
+# highlighted lab shows under the table), so the last result is never cut.
+WIDE = 100
+
+
 class LabsScreen(Screen[None]):
     DEFAULT_CSS = """
     LabsScreen #labs-title { height: 1; padding: 0 1; background: $primary; text-style: bold; }
     LabsScreen #labs { height: 2fr; }
+    LabsScreen #lab-summary { height: auto; padding: 0 1; color: $text-muted; }
     LabsScreen #lab-runs-title { height: 1; padding: 0 1; margin-top: 1; color: $text-muted; }
     LabsScreen #lab-runs { height: 1fr; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "run", "Run lab", show=True),
         # Screen has no action_focus_next: without the `app.` namespace Tab did nothing here
         Binding("tab", "app.focus_next", "Past runs", show=True),
         Binding("escape,q", "leave", "Home"),
@@ -51,6 +58,8 @@ class LabsScreen(Screen[None]):
         self._runs: list[RunRecord] = []
         self._names: list[str] = []
         self._not_runnable: set[str] = set()
+        self._summaries: dict[str, str] = {}
+        self._wide = True
 
     @property
     def db(self) -> Database | None:
@@ -58,19 +67,40 @@ class LabsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("Labs · enter runs the highlighted lab without a card", id="labs-title")
-        yield DataTable(id="labs", cursor_type="row", zebra_stripes=True)
+        yield LabTable(id="labs", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="lab-summary")
         yield Static("", id="lab-runs-title")
-        yield OptionList(id="lab-runs")
+        yield RunList(id="lab-runs")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#labs", DataTable)
-        table.add_columns("lab", "group", "cards", "last result", "summary")
+        self._wide = self._is_wide(self.app.size.width)
+        self._add_columns()
         self._use_data(*self._given)
+        table = self.query_one("#labs", DataTable)
         table.focus()
         wait_heavy = getattr(self.app, "wait_heavy", None)
         if self.db is None and wait_heavy is not None:
             self.run_worker(self._when_loaded(wait_heavy), exit_on_error=False)
+
+    @staticmethod
+    def _is_wide(width: int) -> bool:
+        return width >= WIDE
+
+    def _add_columns(self) -> None:
+        table = self.query_one("#labs", DataTable)
+        table.clear(columns=True)
+        if self._wide:
+            table.add_columns("lab", "group", "cards", "last result", "summary")
+        else:  # the highlighted lab's summary shows under the table instead
+            table.add_columns("lab", "cards", "last result")
+
+    def on_resize(self, event: events.Resize) -> None:
+        wide = self._is_wide(event.size.width)
+        if wide != self._wide:
+            self._wide = wide
+            self._add_columns()
+            self.refresh_table()
 
     def _use_data(self, decks: DeckSet | None, db: Database | None) -> None:
         self._say(self.overview.attach(decks, db))
@@ -96,8 +126,13 @@ class LabsScreen(Screen[None]):
         rows = found.value or []
         self._names = [r.name for r in rows]
         self._not_runnable = {r.name for r in rows if not r.runnable}
+        self._summaries = {r.name: r.summary for r in rows}
         for lab in rows:
-            table.add_row(lab.name, lab.group, str(lab.cards), lab.last, lab.summary, key=lab.name)
+            if self._wide:
+                cells = (lab.name, lab.group, str(lab.cards), lab.last, lab.summary)
+            else:
+                cells = (lab.name, str(lab.cards), lab.last)
+            table.add_row(*cells, key=lab.name)
         if self._names:
             table.move_cursor(row=min(max(row, 0), len(self._names) - 1))
         self._show_runs(self.selected_lab())
@@ -116,6 +151,8 @@ class LabsScreen(Screen[None]):
             found = self.overview.runs(lab)
             self._say(found.notice)
             self._runs = found.value or []
+        summary = "" if self._wide or lab is None else self._summaries.get(lab, "")
+        self.query_one("#lab-summary", Static).update(summary)
         title = self.query_one("#lab-runs-title", Static)
         title.update(f"Past runs of {lab}: {len(self._runs)}" if lab else "")
         runs.add_options([Option(_run_line(r), id=f"run-{r.id}") for r in self._runs])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
+from textual.widgets._footer import FooterKey
 
 from drill.exercises.service import ExerciseService
 from drill.tui.screens.exercise import ExerciseScreen
@@ -118,6 +119,8 @@ async def test_the_list_shows_status_and_enter_opens_an_exercise(tmp_path):
         assert table.row_count == len(row)
         index = [r.name for r in row].index("ddp-by-hand")
         assert table.get_row_at(index)[2] == "started"
+        keys = {k.description: k.key_display for k in app.screen.query(FooterKey)}
+        assert keys.get("Open") == "⏎"  # the table's own enter hid the screen's
         table.move_cursor(row=index)
         await pilot.press("enter")
         await pilot.pause()

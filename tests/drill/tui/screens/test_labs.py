@@ -106,3 +106,41 @@ async def test_tab_reaches_past_runs_and_enter_opens_the_first_run(db: Any, tmp_
         await until(pilot, lambda: app.screen is screen)
         await pilot.press("tab")
         await until(pilot, lambda: app.focused is table)
+
+
+@run_async
+async def test_at_80_columns_the_last_result_is_whole_and_enter_is_named(
+    db: Any, card: Any, tmp_path: Path
+) -> None:
+    from textual.widgets import Static
+    from textual.widgets._footer import FooterKey
+
+    decks = load_decks([_deck(tmp_path)], include_bundled=False)
+    history = LabHistory(db)
+    old_dir = tmp_path / "old-run"
+    old_dir.mkdir()
+    (old_dir / "result.json").write_text(json.dumps(OK_RESULT))
+    started = datetime(2026, 3, 9, 8, 30, tzinfo=UTC)
+    old = history.start("ddp-baseline", {"steps": 4}, 2, old_dir, started, card_id=card.id)
+    history.finish(old, score_outcome(card, OK_RESULT, None), 6.25)
+    screen = LabsScreen(decks, db, runs_root=tmp_path / "runs")
+    app = HostApp(screen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = screen.query_one("#labs", DataTable)
+        assert [str(c.label) for c in table.columns.values()] == ["lab", "cards", "last result"]
+        assert sum(c.get_render_width(table) for c in table.columns.values()) <= 78
+        table.move_cursor(row=list(CATALOGUE).index("ddp-baseline"))
+        await pilot.pause()
+        assert table.get_row("ddp-baseline")[2] == "2026-03-09 08:30 · ok · checks 2/2 · 6.2 s"
+        summary = str(screen.query_one("#lab-summary", Static).render())
+        assert summary.startswith(CATALOGUE["ddp-baseline"].summary[:40])
+        keys = {k.description: k.key_display for k in screen.query(FooterKey)}
+        assert keys.get("Run lab") == "⏎"
+        screen.query_one("#lab-runs", OptionList).focus()
+        await pilot.pause()
+        keys = {k.description: k.key_display for k in screen.query(FooterKey)}
+        assert keys.get("Open run") == "⏎"
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert len(table.columns) == 5 and not str(screen.query_one("#lab-summary").render())
