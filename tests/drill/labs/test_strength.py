@@ -138,7 +138,7 @@ def test_strength_cli_on_ddp_baseline(
 
 # Bundled cards whose labs are quick: their sabotaged runs really break a claim of each card.
 # The full sweep over every lab-linked card is `drill verify --strength` (see the README).
-STRENGTH_SUBSET = ("split-leakage", "masked-loss", "map-step-phases", "llm-mfu-improve")
+STRENGTH_SUBSET = ("split-leakage", "masked-loss", "map-step-phases", "llm-low-gpu-util-phases")
 
 
 @pytest.mark.lab
