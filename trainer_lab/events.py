@@ -17,6 +17,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from trainer_lab.result import EVENTS_GLOB, events_file, events_rank
+
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 PHASES = ("data_wait", "h2d", "forward", "backward", "grad_sync", "optimizer", "checkpoint")
@@ -34,7 +36,7 @@ _STEP_FORMAT = (
 
 
 def events_path(run_dir: Path, rank: int) -> Path:
-    return run_dir / f"events-rank{rank}.jsonl"
+    return run_dir / events_file(rank)
 
 
 def encode_fields(**fields: Any) -> str:
@@ -157,9 +159,10 @@ def read_events(path: Path) -> list[dict[str, Any]]:
 def read_run_events(run_dir: Path) -> dict[int, list[dict[str, Any]]]:
     """All ranks' events of a run dir, keyed by rank."""
     result: dict[int, list[dict[str, Any]]] = {}
-    for path in sorted(run_dir.glob("events-rank*.jsonl")):
-        rank = int(path.stem.removeprefix("events-rank"))
-        result[rank] = read_events(path)
+    for path in sorted(run_dir.glob(EVENTS_GLOB)):
+        rank = events_rank(path.name)
+        if rank is not None:
+            result[rank] = read_events(path)
     return result
 
 

@@ -37,6 +37,14 @@ def events_file(rank: int) -> str:
     return f"events-rank{rank}.jsonl"
 
 
+def events_rank(name: str) -> int | None:
+    """The rank whose events file is named `name` (see events_file); None for any other name."""
+    digits = name.removeprefix("events-rank").removesuffix(".jsonl")
+    if not digits.isdigit() or events_file(int(digits)) != name:
+        return None
+    return int(digits)
+
+
 def failure_file(rank: int) -> str:
     """A rank's failure record, relative to the run directory."""
     return f"{FAILURES_DIR}/rank{rank}.json"

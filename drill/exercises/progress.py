@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from trainer_lab.result import LabResult, failed_checks
+
 if TYPE_CHECKING:
     from storage.db import Database
 
@@ -85,14 +87,14 @@ class ProgressStore:
         with self.db.session() as session:
             self._row(session, name, create=True).rated = rating
 
-    def record_attempt(self, name: str, result: dict[str, Any]) -> Progress:
+    def record_attempt(self, name: str, result: LabResult) -> Progress:
         """Store one check's outcome; returns the progress before this attempt."""
         from storage.db import to_db_time
         from storage.exercise_tables import ExerciseAttempt
 
         before = self.get(name)
         now = to_db_time(_now())
-        checks = result.get("checks", [])
+        checks = result["checks"]
         with self.db.session() as session:
             row = self._row(session, name, create=True)
             row.attempts += 1
@@ -107,9 +109,9 @@ class ProgressStore:
                     status=result["status"],
                     passed=sum(1 for c in checks if c["passed"]),
                     total=len(checks),
-                    duration_s=float(result.get("duration_s", 0.0)),
-                    failed_json=json.dumps([c["name"] for c in checks if not c["passed"]]),
-                    run_dir=str(result.get("out_dir", "")),
+                    duration_s=result["duration_s"],
+                    failed_json=json.dumps([c["name"] for c in failed_checks(result)]),
+                    run_dir=result["out_dir"],
                 )
             )
         return before

@@ -22,8 +22,10 @@ from trainer_lab.events import (
     encode_step,
     events_path,
     read_events,
+    read_run_events,
     steps_of,
 )
+from trainer_lab.result import events_file
 
 GENERIC = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
@@ -87,6 +89,17 @@ def test_writer_lines_from_two_writers_interleave_whole(tmp_path: Path) -> None:
     ]
     assert [e["sample_ids"] for e in steps_of(events, "a")] == [[1], [2], [3]]
     assert len(events_path(tmp_path, 0).read_text().splitlines()) == 6
+
+
+def test_run_events_are_read_from_the_contract_file_names_and_skip_strays(tmp_path: Path) -> None:
+    for rank in (0, 1, 12):
+        EventWriter(tmp_path, rank).write("hello")
+        assert events_path(tmp_path, rank) == tmp_path / events_file(rank)
+    for stray in ("events-rankx.jsonl", "events-rank-1.jsonl", "events-rank01.jsonl"):
+        (tmp_path / stray).write_text('{"event": "stray"}\n')
+    found = read_run_events(tmp_path)
+    assert sorted(found) == [0, 1, 12]
+    assert [e["event"] for events in found.values() for e in events] == ["hello"] * 3
 
 
 def test_closed_writer_refuses_to_write(tmp_path: Path) -> None:

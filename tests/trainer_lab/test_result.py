@@ -14,6 +14,8 @@ from trainer_lab.result import (
     ResultFormatError,
     ended_result,
     error_message,
+    events_file,
+    events_rank,
     failed_checks,
     load_result_file,
     new_result,
@@ -113,3 +115,10 @@ def test_a_missing_file_or_a_directory_in_its_place_is_none(tmp_path: Path) -> N
     assert read_result(tmp_path / "no-such-dir") is None
     (tmp_path / RESULT_FILE).mkdir()
     assert read_result(tmp_path) is None
+
+
+def test_events_rank_reads_back_exactly_the_names_events_file_gives() -> None:
+    assert [events_rank(events_file(rank)) for rank in (0, 7, 123)] == [0, 7, 123]
+    for name in ("events-rank.jsonl", "events-rankx.jsonl", "events-rank-1.jsonl",
+                 "events-rank01.jsonl", "events-rank1.jsonl.tmp", "result.json"):  # fmt: skip
+        assert events_rank(name) is None, name

@@ -15,13 +15,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.coverage import Coverage, cover
 from drill.mock.grading import feedback_rating
 from drill.mock.report import clock as fmt_clock
-from trainer_lab.result import read_result
+from trainer_lab.result import Check, LabResult, read_result
 
 AGAIN = 1
 FEEDBACK_FILE = "feedback.json"
@@ -77,7 +76,7 @@ class PhaseReport:
     title: str
     used_s: float
     budget_s: float
-    checks: list[dict[str, Any]] = field(default_factory=list)  # {"name","passed","detail"}
+    checks: list[Check] = field(default_factory=list)
     rubric: list[RubricPrompt] = field(default_factory=list)  # the notes against the talk track
 
 
@@ -91,7 +90,7 @@ class CodingReport:
     notes: str = ""
 
     @property
-    def checks(self) -> list[dict[str, Any]]:
+    def checks(self) -> list[Check]:
         return [c for p in self.phases for c in p.checks]
 
     def failed_cards(self) -> list[str]:
@@ -145,33 +144,23 @@ def _round_phase_of(grader_phase: str) -> int:
     return len(CODING_PHASES) - 1
 
 
-def latest_checks(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def latest_checks(results: list[LabResult]) -> dict[str, Check]:
     """Check name -> its verdict in the latest grading that ran it."""
-    latest: dict[str, dict[str, Any]] = {}
-    for result in results:
-        for c in result.get("checks") or []:
-            if isinstance(c, dict) and isinstance(c.get("name"), str):
-                latest[c["name"]] = {
-                    "name": c["name"],
-                    "passed": bool(c.get("passed")),
-                    "detail": str(c.get("detail", "")),
-                }
-    return latest
+    return {c["name"]: c for result in results for c in result["checks"]}
 
 
-def grade_results(folder: Path) -> list[dict[str, Any]]:
-    """The round's grading results in the order they ran (unreadable ones skipped)."""
+def grade_results(folder: Path) -> list[LabResult]:
+    """The round's grading results in the order they ran (unreadable or off-contract ones
+    skipped)."""
     grades = folder / "grades"
     if not grades.is_dir():
         return []
     numbers = sorted(int(p.name) for p in grades.iterdir() if p.name.isdigit())
     found = (read_result(grades / str(n)) for n in numbers)
-    return [dict(r) for r in found if r is not None]
+    return [r for r in found if r is not None]
 
 
-def build_report(
-    session: CodingSession, results: list[dict[str, Any]] | None = None
-) -> CodingReport:
+def build_report(session: CodingSession, results: list[LabResult] | None = None) -> CodingReport:
     results = grade_results(session.folder) if results is None else results
     clock = session.clock
     notes = session.notes()
