@@ -2,9 +2,10 @@
 
 The fit is fsrs-rs-python's `compute_parameters` (Rust, no torch; ~35 s of py-fsrs' torch
 optimizer becomes well under a second). The app never runs it in its own process: `FitJob`
-starts `python -m drill.review.optimize_worker`, reads its progress lines and its result, and can
-be cancelled from another thread (the TUI's button runs `FitJob.run` in a worker thread; the CLI
-calls it directly). `fit_parameters` is the in-process core the worker (and the benchmark) use.
+starts `python -m drill.review.optimize_worker` under trainer_lab.procs.supervise (deadline,
+whole-tree kill), reads its progress lines and its result, and can be cancelled from another
+thread (the TUI's button runs `FitJob.run` in a worker thread; the CLI calls it directly).
+`fit_parameters` is the in-process core the worker (and the benchmark) use.
 
 What counts as a usable review: a review of a card on a later day than that card's previous
 review (each becomes one FSRSItem; same-day reviews ride along as short-term history). fsrs-rs
@@ -14,22 +15,24 @@ we ask for MIN_ITEMS = 400 before fitting all 21, so the remaining 17 are not fi
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
-import signal
+import queue
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from datetime import timedelta, tzinfo
+from datetime import tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from drill.errors import DrillError
+from drill.review.queue import learner_date
 from drill.review.review_log import LoggedReview
 from drill.settings import FSRS_PARAMETER_COUNT, Settings, checked_fsrs_parameters
 
@@ -103,7 +106,6 @@ def review_histories(
 ) -> list[list[Step]]:
     """One history per usable review: the card's steps up to and including it. Days start at
     `day_start_hour` local time (`tz`, default the machine's), as drill's "today" does."""
-    shift = timedelta(hours=day_start_hour)
     by_card: dict[str, list[LoggedReview]] = defaultdict(list)
     for review in reviews:
         by_card[review.card_id].append(review)
@@ -113,7 +115,7 @@ def review_histories(
         steps: list[Step] = []
         last_day = None
         for review in history:
-            day = (review.reviewed_at.astimezone(tz) - shift).date()
+            day = learner_date(review.reviewed_at, day_start_hour, tz)
             delta = 0 if last_day is None else (day - last_day).days
             steps.append((review.rating, delta))
             if delta > 0:
@@ -222,54 +224,69 @@ class FitJob:
         self.timeout_s = timeout_s
         self._process: subprocess.Popen[str] | None = None
         self._lock = threading.Lock()
+        self._cancel = threading.Event()
         self._stopped: str | None = None
 
     def cancel(self, reason: str = "cancelled") -> None:
         with self._lock:
             self._stopped = self._stopped or reason
-            process = self._process
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+        self._cancel.set()
 
     def run(self, on_progress: Progress | None = None) -> FitResult:
+        from trainer_lab.procs import supervise
+
         with self._lock:
             if self._stopped:
                 raise OptimizeError(self._stopped)
-            self._process = subprocess.Popen(
-                self.command,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-                start_new_session=True,  # cancel kills the worker's whole group
-            )
-        process = self._process
-        reason = f"stopped: it took longer than {self.timeout_s:g} s"
-        timer = threading.Timer(self.timeout_s, self.cancel, args=(reason,))
-        timer.daemon = True
-        timer.start()
-        reply: dict[str, Any] | None = None
-        try:
-            assert process.stdout is not None and process.stderr is not None
-            for line in process.stdout:
-                message = _parse(line)
-                if message is None:
-                    continue
+        messages: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        replies: list[dict[str, Any]] = []
+
+        def deliver() -> None:  # progress reaches on_progress in run()'s own thread
+            while not messages.empty():
+                message = messages.get()
                 if message.get("event") == "progress" and on_progress is not None:
                     on_progress(str(message.get("message", "")))
                 elif message.get("event") in ("result", "error"):
-                    reply = message
-            stderr = process.stderr.read()
-            process.wait()
-        finally:
-            timer.cancel()
-            if process.poll() is None:
-                self.cancel()
-                process.wait()
-        if self._stopped:
-            raise OptimizeError(f"the fit was {self._stopped}")
-        return _reply_result(reply, process.returncode, stderr)
+                    replies.append(message)
+
+        # stderr goes to a file: a pipe read only after stdout would block a child that writes
+        # more than the pipe holds (~64 KB, e.g. the Rust fit's chatter) until the deadline.
+        with tempfile.TemporaryFile() as errors:
+            process = self._process = subprocess.Popen(
+                self.command,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                start_new_session=True,
+            )
+            reader = threading.Thread(target=_read_messages, args=(process, messages), daemon=True)
+            reader.start()
+            ended = supervise(process, time.monotonic() + self.timeout_s, self._cancel, deliver)
+            reader.join(timeout=5)
+            deliver()
+            stderr = _tail(errors)
+        if ended.stop == "timeout":
+            raise OptimizeError(f"the fit was stopped: it took longer than {self.timeout_s:g} s")
+        if ended.stop == "cancelled":
+            raise OptimizeError(f"the fit was {self._stopped or 'cancelled'}")
+        return _reply_result(replies[-1] if replies else None, process.returncode, stderr)
+
+
+def _tail(file: IO[bytes], size: int = 4096) -> str:
+    """The end of what the worker wrote to `file` (only its last line is ever shown)."""
+    file.seek(max(0, os.fstat(file.fileno()).st_size - size))
+    return file.read().decode("utf-8", errors="replace")
+
+
+def _read_messages(process: subprocess.Popen[str], messages: queue.SimpleQueue[Any]) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        message = _parse(line)
+        if message is not None:
+            messages.put(message)
 
 
 def app_fit_job(settings: Settings | None = None, *, timeout_s: float = 600.0) -> FitJob:

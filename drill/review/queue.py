@@ -4,13 +4,15 @@ first paint can build the queue without importing the scheduler or the ORM.
 
 `review_day` is the one place that works out the learner's day (when it started, when the next
 starts) and what is left of its new-card limit; the queue, the due counts and `drill due` use it.
+`learner_date` is the day a given moment belongs to (the FSRS fit counts days between reviews
+with it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta, tzinfo
 
 from drill.decks.index import DeckOutline
 from drill.settings import Settings
@@ -24,12 +26,16 @@ class QueueEntry:
     is_new: bool
 
 
+def learner_date(moment: datetime, hour: int = 4, tz: tzinfo | None = None) -> date:
+    """The learner's day that `moment` falls in: its date in `tz` (default the machine's local
+    time) when days start at `hour`:00, so 03:00 with hour 4 still belongs to the day before."""
+    return (moment.astimezone(tz) - timedelta(hours=hour)).date()
+
+
 def day_start(now: datetime, hour: int = 4) -> datetime:
     """Start of the learner's current day: the last local `hour`:00 at or before `now`."""
     local = now.astimezone()
-    start = datetime.combine(local.date(), time(hour), tzinfo=local.tzinfo)
-    if start > local:
-        start = datetime.combine(local.date() - timedelta(days=1), time(hour), tzinfo=local.tzinfo)
+    start = datetime.combine(learner_date(local, hour, local.tzinfo), time(hour), local.tzinfo)
     return start.astimezone(now.tzinfo)
 
 

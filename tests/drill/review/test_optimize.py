@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +19,9 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 from drill.errors import DrillError
 from drill.review.optimize import (
     MIN_ITEMS,
+    Evaluation,
     FitJob,
+    FitResult,
     NotEnoughReviews,
     OptimizeError,
     adopt_parameters,
@@ -146,6 +150,47 @@ def test_an_unreadable_database_is_a_fixable_error(tmp_path: Path) -> None:
         FitJob(db).run()
     assert not isinstance(caught.value, OptimizeError)  # the CLI exits 2, not 1
     assert str(db) in str(caught.value)
+
+
+def _fake_worker(job: FitJob, script: str) -> FitJob:
+    job.command = [sys.executable, "-c", script]
+    return job
+
+
+# A child that writes 200 KB to stderr (a pipe holds 64 KB) before its stdout lines.
+FLOOD_STDERR = (
+    "import sys; sys.stderr.write('x' * 200_000 + '\\nlast words\\n'); sys.stderr.flush()\n"
+)
+
+
+def test_a_worker_that_floods_stderr_still_delivers_its_result() -> None:
+    fitted = tuple(DEFAULT_PARAMETERS)
+    result = FitResult(500, 450, fitted, fitted, Evaluation(0.4, 0.1), Evaluation(0.3, 0.05))
+    progress = json.dumps({"event": "progress", "message": "working"})
+    reply = json.dumps({"event": "result", "result": result.to_dict()})
+    script = FLOOD_STDERR + f"print({progress!r}); print({reply!r})"
+    # Reading a stderr pipe only after stdout's end would block the child until this deadline.
+    job = _fake_worker(FitJob(Path("unused"), timeout_s=30.0), script)
+    messages: list[str] = []
+    start = time.monotonic()
+    assert job.run(messages.append) == result
+    assert time.monotonic() - start < 15
+    assert messages == ["working"]
+
+
+def test_a_worker_that_ends_without_a_result_is_explained_by_its_last_stderr_line() -> None:
+    job = _fake_worker(FitJob(Path("unused"), timeout_s=30.0), FLOOD_STDERR + "raise SystemExit(3)")
+    with pytest.raises(OptimizeError, match=r"ended without a result: last words$"):
+        job.run()
+
+
+def test_cancel_from_another_thread_stops_a_running_worker() -> None:
+    job = _fake_worker(FitJob(Path("unused"), timeout_s=30.0), "import time; time.sleep(60)")
+    threading.Timer(0.5, job.cancel).start()
+    start = time.monotonic()
+    with pytest.raises(OptimizeError, match="the fit was cancelled"):
+        job.run()
+    assert time.monotonic() - start < 15
 
 
 def test_worker_protocol_stays_clean_json_lines(tmp_path: Path) -> None:
