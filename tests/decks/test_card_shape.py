@@ -79,7 +79,7 @@ def test_merged_cards_hand_their_history_to_the_card_that_stays() -> None:
     assert sorted(set(MERGED) & LIVE_IDS) == []
 
 
-SPLIT = {  # issue 16: multi-question cards split in two (the id kept by the first half)
+SPLIT = {  # multi-question cards split in two (the id kept by the first half)
     "bio-length-curriculum": "bio-length-curriculum-state",
     "llm-pipeline-bubbles": "llm-pipeline-schedules",
     "llm-mfu-improve": "llm-low-gpu-util-phases",  # how to speed up / where 40 % util goes

@@ -1,4 +1,4 @@
-"""Claims that can fail (issue 16), checked statically over the bundled decks: no claim echoes a
+"""Claims that can fail, checked statically over the bundled decks: no claim echoes a
 param of its own card or pins a quantity only to its trivial range, and every lab-linked card
 has at least one sabotage setting that `drill verify --strength` reruns its lab under. Whether
 the sabotage actually breaks a claim needs the labs: tests/drill/labs/test_strength.py runs a
@@ -56,8 +56,8 @@ def trivial(card: Card) -> list[str]:
 
 
 # Observations whose value does not depend on what the run did: dtype limits, the model's
-# shape, settings reported back. A claim over one restates a constant or arithmetic (the audit
-# of issue 16 found `finfo.float16.max == 65504` and, at LoRA rank 1, `trainable_params <= 1000`).
+# shape, settings reported back. A claim over one restates a constant or arithmetic (e.g.
+# `finfo.float16.max == 65504` and, at LoRA rank 1, `trainable_params <= 1000`).
 CONSTANT_OBSERVATIONS: dict[str, tuple[str, ...]] = {
     "precision": ("finfo.*",),
     "lora": ("adapter_rank", "alpha", "adapter_params_formula", "adapted_linears", "*.params"),
@@ -107,7 +107,7 @@ def _card(expect: list[str], params: dict, run: str = "throughput-mfu") -> Card:
     return Card.model_validate({"id": "c", "level": "easy", "front": "q", "back": "a", "lab": lab})
 
 
-def test_the_detectors_catch_the_claims_issue_16_named() -> None:
+def test_the_detectors_catch_echoed_params_and_trivial_ranges() -> None:
     assert echoes(_card(["resume_step == 8"], {"resume_step": 8})) == ["c: resume_step == 8"]
     assert echoes(_card(["hang.collective_timeout_s == 3.0"], {"collective_timeout_s": 3.0}))
     assert echoes(_card(["resume_step == 9"], {"resume_step": 8})) == []
@@ -150,7 +150,7 @@ def test_every_lab_linked_card_can_be_sabotaged(linked: LinkedCard) -> None:
     assert sabotaged_jobs(linked), f"{linked.card.lab.run if linked.card.lab else ''}"
 
 
-# Issue 16: labs of their own for the biotech and fine-tuning decks (not the generic LLM labs).
+# The biotech and fine-tuning decks link labs of their own, not only the generic LLM labs.
 OWN_LABS = {
     "biotech": {"equivariance", "masked-loss", "sparse-rows", "split-leakage"},
     "llm-finetuning": {"lora", "forgetting"},

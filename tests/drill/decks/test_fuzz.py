@@ -4,9 +4,9 @@ same strategies longer and prints how many cases ran and the slowest."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,11 +28,17 @@ FUZZ = settings(
     deadline=None,  # timing is measured by benchmarks/deck_fuzz.py, not asserted here
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-WORK = Path(tempfile.mkdtemp(prefix="drill-fuzz-"))
 
 
-def _parse(content: bytes | str) -> FileEntry:
-    path = WORK / "case.yaml"
+# Module-scoped: hypothesis refuses function-scoped fixtures in @given tests (one fixture value
+# would serve every example). Each example overwrites the same files.
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz")
+
+
+def _parse(work: Path, content: bytes | str) -> FileEntry:
+    path = work / "case.yaml"
     if isinstance(content, str):
         path.write_text(content, encoding="utf-8", errors="surrogatepass")
     else:
@@ -46,32 +52,32 @@ def _parse(content: bytes | str) -> FileEntry:
 
 @FUZZ
 @given(st.binary(max_size=4000))
-def test_random_bytes(content: bytes) -> None:
-    _parse(content)
+def test_random_bytes(work: Path, content: bytes) -> None:
+    _parse(work, content)
 
 
 @FUZZ
 @given(yaml_alphabet_text())
-def test_random_yaml_punctuation(content: str) -> None:
-    _parse(content)
+def test_random_yaml_punctuation(work: Path, content: str) -> None:
+    _parse(work, content)
 
 
 @FUZZ
 @given(deck_like())
-def test_random_deck_shaped_structures(data: object) -> None:
-    _parse(yaml.safe_dump(data, allow_unicode=True))
+def test_random_deck_shaped_structures(work: Path, data: object) -> None:
+    _parse(work, yaml.safe_dump(data, allow_unicode=True))
 
 
 @FUZZ
 @given(st.sampled_from(bundled_texts()), st.data())
-def test_mutated_bundled_decks(text: str, data: st.DataObject) -> None:
-    _parse(data.draw(mutate(text)))
+def test_mutated_bundled_decks(work: Path, text: str, data: st.DataObject) -> None:
+    _parse(work, data.draw(mutate(text)))
 
 
 @FUZZ
 @given(st.one_of(settings_text(), st.binary(max_size=2000).map(lambda b: b.decode("latin-1"))))
-def test_settings_files(content: str) -> None:
-    path = WORK / "settings.toml"
+def test_settings_files(work: Path, content: str) -> None:
+    path = work / "settings.toml"
     path.write_text(content, encoding="utf-8", errors="surrogatepass")
     try:
         assert isinstance(load_settings(path), Settings)
