@@ -186,6 +186,9 @@ def day_shift_minutes(now: datetime, day_start_hour: int) -> int:
 
 
 def learner_day(moment: datetime, shift_minutes: int) -> date:
+    """The learner's day in the frame the SQL per-day counts use (one offset, taken now), so
+    `today` and those counts agree; review.queue.learner_date uses each moment's own offset,
+    which differs from this only across a DST change."""
     return (moment.astimezone(UTC) + timedelta(minutes=shift_minutes)).date()
 
 
