@@ -161,7 +161,7 @@ class ExerciseService:
         outcome = CheckOutcome(result, solved)
         if self.store is None or result["status"] == "cancelled":
             return outcome
-        before = self.store.record_attempt(name, dict(result))
+        before = self.store.record_attempt(name, result)
         if solved and before.solved_at is None and before.rated is None:
             self._rate_cards(name, rating_for(before), outcome, rate)
         return outcome

@@ -121,7 +121,11 @@ class ExerciseScreen(Screen[int | None]):
             self.path.write_text(self.code)
 
     def action_hint(self) -> None:
-        number, text = self.service.next_hint(self.info.name)
+        shown = actions.write(lambda: self.service.next_hint(self.info.name))
+        if not shown.ok or shown.value is None:
+            self.notify(str(shown.notice), severity="error", timeout=8)
+            return
+        number, text = shown.value
         if number > len(self.hints):
             self.hints.append(text)
         self.query_one("#ex-task-text", Static).update(self._task_text())
@@ -133,10 +137,14 @@ class ExerciseScreen(Screen[int | None]):
 
         self.action_save()
         try:
-            answer = self.service.solution(self.info.name)
+            found = actions.write(lambda: self.service.solution(self.info.name))
         except ExerciseError as error:
             self.notify(str(error))
             return
+        if not found.ok or found.value is None:
+            self.notify(str(found.notice), severity="error", timeout=8)
+            return
+        answer = found.value
         self.app.push_screen(ModelAnswerScreen(self.code or "", answer, self.info.spec.file))
 
     def action_external_editor(self) -> None:

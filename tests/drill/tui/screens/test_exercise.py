@@ -77,6 +77,10 @@ async def test_a_broken_database_gives_a_notice_and_the_file_still_opens(tmp_pat
         errors = notices.messages("error")
         assert len(errors) == 1 and errors[0].startswith("Not saved: ") and "\n" not in errors[0]
         assert isinstance(app.screen, ExerciseScreen) and app.is_running
+        await pilot.press("f1")  # a hint is recorded in the database: a notice, no crash
+        await until(pilot, lambda: len(notices.messages("error")) == 2)
+        assert notices.messages("error")[1].startswith("Not saved: ")
+        assert isinstance(app.screen, ExerciseScreen) and app.is_running
     assert service.user_file("first-nan").read_text() == spec.starter_path.read_text()
 
 
