@@ -1,8 +1,10 @@
 """Structured per-rank events: events-rank{R}.jsonl, one JSON object a line (torch-free).
 
-Durability: every event is ONE `os.write` on an O_APPEND descriptor, so once `write()` returns
-the line is in the kernel's page cache and survives a SIGKILL of the worker (the hang and
-resume labs read a killed rank's last events). There is no Python-side buffer to flush.
+Durability: every event is stored into a shared memory map of the file (trainer_lab.mapped_log),
+so once `write()` returns the line is in the kernel's page cache and survives a SIGKILL of the
+worker (the hang and resume labs read a killed rank's last events). There is no Python-side
+buffer to flush. A killed writer leaves NUL bytes after its last line: readers here skip them,
+and the launcher trims them once the launch's processes are gone.
 
 Step events (one per training step) take a preformatted fast path (`write_step`): most of the
 reference trainer's instrumentation overhead was the cost of turning the record into a line.
@@ -11,12 +13,12 @@ reference trainer's instrumentation overhead was the cost of turning the record 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from trainer_lab.mapped_log import open_log, release_log, trim
 from trainer_lab.result import EVENTS_GLOB, events_file, events_rank
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
@@ -26,11 +28,11 @@ PHASES = ("data_wait", "h2d", "forward", "backward", "grad_sync", "optimizer", "
 # A step event's line with its fields in the order the generic encoder writes them. Phase
 # durations are integer nanoseconds written as a JSON number in seconds ("68542e-9" parses to
 # 6.8542e-05: the exact value to the nanosecond, perf_counter_ns's resolution) because
-# formatting an int costs a fraction of formatting a float to nine decimals. time, loss and lr
-# use repr, the shortest string that parses back to the same float (losses are compared bit for
-# bit across runs).
+# formatting an int costs a fraction of formatting a float to nine decimals; the time is
+# `time.time_ns()` written the same way. loss and lr use repr, the shortest string that parses
+# back to the same float (losses are compared bit for bit across runs).
 _STEP_FORMAT = (
-    '{"event":"step","rank":%d,"time":%r,"step":%d,"epoch":%d,"loss":%s,"lr":%s,"sample_ids":%s,'
+    '{"event":"step","rank":%d,"time":%de-9,"step":%d,"epoch":%d,"loss":%s,"lr":%s,"sample_ids":%s,'
     '"phases":{' + ",".join(f'"{name}":%de-9' for name in PHASES) + "}%s}\n"
 )
 
@@ -46,7 +48,7 @@ def encode_fields(**fields: Any) -> str:
 
 def encode_step(
     rank: int,
-    now: float,
+    now_ns: int,
     step: int,
     epoch: int,
     loss: float,
@@ -58,7 +60,8 @@ def encode_step(
     """A step event's JSON line (newline included): the object write("step", ...) writes
     with phases in seconds, at a fraction of the generic encoder's cost.
 
-    `phases_ns` are integer nanoseconds in PHASES order (differences of `perf_counter_ns`),
+    `now_ns` is `time.time_ns()`, `phases_ns` integer nanoseconds in PHASES order
+    (differences of `perf_counter_ns`),
     `sample_ids` plain ints (as `Tensor.tolist()` gives), `tail` the extra fields from
     `encode_fields`.
     """
@@ -67,11 +70,13 @@ def encode_step(
     # floats (x - x is not 0) take json's NaN/Infinity, which json.loads reads back.
     try:
         if loss - loss == 0 and lr - lr == 0:
-            return _STEP_FORMAT % (rank, now, step, epoch, loss, lr, sample_ids, *phases_ns, tail)
+            return _STEP_FORMAT % (
+                rank, now_ns, step, epoch, loss, lr, sample_ids, *phases_ns, tail
+            )  # fmt: skip
         loss_text, lr_text = _ENCODE(loss), _ENCODE(lr)
         return _STEP_FORMAT % (
             rank,
-            now,
+            now_ns,
             step,
             epoch,
             loss_text,
@@ -87,17 +92,18 @@ def encode_step(
 
 
 class EventWriter:
-    """Appends events for one rank; each line reaches the kernel in a single write."""
+    """Appends events for one rank; each line is in the page cache when the call returns."""
 
     def __init__(self, run_dir: Path, rank: int) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         self.path = events_path(run_dir, rank)
         self.rank = rank
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._log = open_log(self.path)
+        self._append: Any = self._log.append  # bound once: write_step runs every training step
 
     def write(self, event: str, **fields: Any) -> None:
         record = {"event": event, "rank": self.rank, "time": time.time(), **fields}
-        self._append(_ENCODE(record))
+        self._append((_ENCODE(record) + "\n").encode())
 
     def write_step(
         self,
@@ -110,37 +116,35 @@ class EventWriter:
         tail: str = "",
     ) -> None:
         """A training step's event (see `encode_step`), timestamped now."""
-        data = encode_step(
-            self.rank, time.time(), step, epoch, loss, lr, sample_ids, phases_ns, tail
-        ).encode()
-        if self._fd is None:
-            raise ValueError(f"event writer for {self.path} is closed")
-        written = os.write(self._fd, data)  # inlined _append_bytes: once per training step
-        if written < len(data):
-            self._append_bytes(data[written:])
-
-    def _append(self, line: str) -> None:
-        self._append_bytes((line + "\n").encode())
-
-    def _append_bytes(self, data: bytes) -> None:
-        if self._fd is None:
-            raise ValueError(f"event writer for {self.path} is closed")
-        written = os.write(self._fd, data)
-        while written < len(data):  # short writes are rare (signals, a full disk) but legal
-            written += os.write(self._fd, data[written:])
+        self._append(
+            encode_step(
+                self.rank, time.time_ns(), step, epoch, loss, lr, sample_ids, phases_ns, tail
+            ).encode()
+        )
 
     @property
     def closed(self) -> bool:
-        return self._fd is None
+        return self._append is _closed
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self._append is not _closed:
+            self._append = _closed
+            release_log(self._log)
 
     def __del__(self) -> None:
-        if getattr(self, "_fd", None) is not None:
+        if getattr(self, "_append", _closed) is not _closed:
             self.close()
+
+
+def _closed(data: bytes) -> None:
+    raise ValueError("event writer is closed")
+
+
+def trim_run_events(run_dir: Path) -> None:
+    """Cut the NUL tails killed writers left in every events file under `run_dir` (call once
+    the processes that wrote them are gone)."""
+    for path in run_dir.rglob(EVENTS_GLOB):
+        trim(path)
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
@@ -148,7 +152,8 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     records: list[dict[str, Any]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    text = path.read_bytes().rstrip(b"\0").decode("utf-8", errors="replace")
+    for line in text.splitlines():
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from trainer_lab.events import trim_run_events
 from trainer_lab.procs import PARENT_ENV, is_alive, supervise
 from trainer_lab.result import LaunchInfo
 from trainer_lab.root_cause import (
@@ -159,6 +160,7 @@ def launch(
         )
         ended = supervise(proc, start + timeout_s, cancel, on_poll)
     duration = time.monotonic() - start
+    trim_run_events(run_dir)  # the ranks are gone: cut what a killed one left after its lines
     status: LaunchStatus = ended.stop or ("ok" if ended.returncode == 0 else "error")
     result = LaunchResult(status, ended.returncode, duration, run_dir, killed_pids=ended.killed)
     result.failures = read_failures(run_dir)

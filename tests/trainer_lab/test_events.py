@@ -49,7 +49,7 @@ def _generic_line(rank: int, now: float, record: dict) -> dict:
 def test_step_line_matches_the_generic_encoder(loss: float, lr: float, extra: dict) -> None:
     ids = [49923, 9764, 0, 35233]
     line = encode_step(
-        3, 1795340813.4091864, 12, 1, loss, lr, ids, PHASE_NS, encode_fields(**extra)
+        3, 1795340813409186400, 12, 1, loss, lr, ids, PHASE_NS, encode_fields(**extra)
     )
     assert line.endswith("}\n") and line.count("\n") == 1
     fast = json.loads(line)
@@ -62,7 +62,7 @@ def test_step_line_matches_the_generic_encoder(loss: float, lr: float, extra: di
         "phases": {name: ns / 1e9 for name, ns in zip(PHASES, PHASE_NS, strict=True)},
         **extra,
     }
-    slow = _generic_line(3, 1795340813.4091864, record)
+    slow = _generic_line(3, 1795340813.4091864, record)  # time_ns read back as seconds
     assert list(fast) == list(slow)  # same keys in the same order
     assert list(fast["phases"]) == list(PHASES)
     assert '"data_wait":68542e-9,' in line  # integer nanoseconds, read back as seconds
@@ -73,7 +73,7 @@ def test_step_line_matches_the_generic_encoder(loss: float, lr: float, extra: di
 
 def test_step_line_rejects_a_wrong_phase_count() -> None:
     with pytest.raises(ValueError, match="expected 7 phase times"):
-        encode_step(0, 0.0, 1, 0, 0.5, 0.1, [1], PHASE_NS[:-1])
+        encode_step(0, 0, 1, 0, 0.5, 0.1, [1], PHASE_NS[:-1])
 
 
 def test_writer_lines_from_two_writers_interleave_whole(tmp_path: Path) -> None:

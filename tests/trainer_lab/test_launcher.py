@@ -69,6 +69,11 @@ def test_hang_hits_the_deadline_and_no_process_survives(tmp_path: Path) -> None:
     assert seen <= set(result.killed_pids)
     assert [pid for pid in seen if is_alive(pid)] == []
     assert result.root_cause is not None and result.root_cause.kind == "hang"
+    # the killed ranks' events end with their last line, not the map's NUL tail
+    for rank in (0, 1):
+        raw = (tmp_path / f"events-rank{rank}.jsonl").read_bytes()
+        lines = raw.decode().splitlines()
+        assert raw.endswith(b"\n") and '"event":"started"' in lines[-1]
 
 
 def test_hang_with_short_collective_timeout_names_the_silent_rank(tmp_path: Path) -> None:
