@@ -184,15 +184,19 @@ def child_bare() -> None:
     from textual.screen import Screen
     from textual.widgets import DataTable, Footer, Static
 
-    # The same key bindings as drill's screens, so the footers hold the same keys.
-    home_keys = [("enter,space", "Review deck"), ("a", "Review all"), ("m", "Mock round")]
-    home_keys += [("L", "Labs"), ("q", "Quit")]
-    review_keys = [("space", "Show / Good"), ("1", "Again"), ("2", "Hard"), ("3", "Good")]
-    review_keys += [("4", "Easy"), ("u", "Undo"), ("b", "Bury"), ("s", "Suspend")]
+    # The same keys in the footers as drill's screens show on this card (one action each: the
+    # footer shows one key per action), and no command-palette key, as in drill.
+    home_keys = [("enter,space", "Review"), ("a", "All"), ("c", "Study"), ("m", "Mock")]
+    home_keys += [("L", "Labs"), ("X", "Kata"), ("S", "Stats"), ("B", "Browse"), ("q", "Quit")]
+    review_keys = [("space", "Show/Good"), ("u", "Undo"), ("b", "Bury"), ("s", "Suspend")]
     review_keys += [("escape,q", "Home")]
+    hidden_keys = [("1", "Again"), ("2", "Hard"), ("3", "Good"), ("4", "Easy")]
+
+    def bindings(keys: list[tuple[str, str]], show: bool = True) -> list[Binding]:
+        return [Binding(key, f"key_{text}", text, show=show) for key, text in keys]
 
     class Home(Screen[None]):
-        BINDINGS: ClassVar = [Binding(key, "noop", text) for key, text in home_keys]
+        BINDINGS: ClassVar = bindings(home_keys)
 
         def compose(self) -> ComposeResult:
             yield Static("drill · review", id="home-title")
@@ -202,10 +206,10 @@ def child_bare() -> None:
                 table.add_row(f"Benchmark deck {d}", "40", "20", "now", key=str(d))
             yield table
             yield Static("All decks", id="home-totals")
-            yield Footer()
+            yield Footer(show_command_palette=False)
 
     class Review(Screen[None]):
-        BINDINGS: ClassVar = [Binding(key, "noop", text) for key, text in review_keys]
+        BINDINGS: ClassVar = bindings(review_keys) + bindings(hidden_keys, show=False)
 
         def compose(self) -> ComposeResult:
             yield Static("All decks · bench-0 · review · 500 left", id="review-status")
@@ -214,15 +218,17 @@ def child_bare() -> None:
                 yield Static(id="front", classes="card-text")
                 yield Static("", id="divider")
                 yield Static(id="back", classes="card-text")
+                yield Static(id="more", classes="card-text")
             yield Static("space: show the answer", id="reveal-hint")
             with Horizontal(id="ratings"):
                 for rating, name in enumerate(("Again", "Hard", "Good", "Easy"), 1):
                     yield Static(f"{rating} {name}", id=f"rate-{rating}", classes="rating")
-            yield Footer()
+            yield Footer(show_command_palette=False)
 
         def on_mount(self) -> None:
             self.query_one("#front", Static).update(Markdown(SAMPLE_FRONT))
             self.query_one("#back", Static).display = False  # drill renders it on reveal
+            self.query_one("#more", Static).display = False
             self.query_one("#ratings").display = False
             self.call_after_refresh(self.painted)
 
