@@ -75,3 +75,23 @@ class HostApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(self.first, self.dismissed.append)
+
+
+async def settle(pilot: Pilot) -> None:
+    """Workers (the app's heavy load) done and the screen idle: ready for a snapshot."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def start_review(pilot: Pilot) -> None:
+    """`a` on the home screen: the review of all decks, settled."""
+    await settle(pilot)
+    await pilot.press("a")
+    await settle(pilot)
+
+
+async def reveal(pilot: Pilot) -> None:
+    """A review started and its first card's back shown."""
+    await start_review(pilot)
+    await pilot.press("space")
+    await pilot.pause()

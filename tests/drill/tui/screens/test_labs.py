@@ -29,10 +29,8 @@ def _deck(tmp_path: Path) -> Path:
     return decks
 
 
-@run_async
-async def test_labs_screen_lists_reopens_and_runs(db: Any, card: Any, tmp_path: Path) -> None:
-    decks = load_decks([_deck(tmp_path)], include_bundled=False)
-    assert not decks.problems, decks.problems
+def _one_past_run(db: Any, card: Any, tmp_path: Path) -> LabHistory:
+    """A finished ddp-baseline run of `card` on 2026-03-09 08:30, in the history."""
     history = LabHistory(db)
     old_dir = tmp_path / "old-run"
     old_dir.mkdir()
@@ -40,6 +38,14 @@ async def test_labs_screen_lists_reopens_and_runs(db: Any, card: Any, tmp_path: 
     started = datetime(2026, 3, 9, 8, 30, tzinfo=UTC)
     old = history.start("ddp-baseline", {"steps": 4}, 2, old_dir, started, card_id=card.id)
     history.finish(old, score_outcome(card, OK_RESULT, None), 6.25)
+    return history
+
+
+@run_async
+async def test_labs_screen_lists_reopens_and_runs(db: Any, card: Any, tmp_path: Path) -> None:
+    decks = load_decks([_deck(tmp_path)], include_bundled=False)
+    assert not decks.problems, decks.problems
+    history = _one_past_run(db, card, tmp_path)
     runner = FakeRunner()
     runner.release.set()
     screen = LabsScreen(decks, db, runner=runner, runs_root=tmp_path / "runs")
@@ -116,13 +122,7 @@ async def test_at_80_columns_the_last_result_is_whole_and_enter_is_named(
     from textual.widgets._footer import FooterKey
 
     decks = load_decks([_deck(tmp_path)], include_bundled=False)
-    history = LabHistory(db)
-    old_dir = tmp_path / "old-run"
-    old_dir.mkdir()
-    (old_dir / "result.json").write_text(json.dumps(OK_RESULT))
-    started = datetime(2026, 3, 9, 8, 30, tzinfo=UTC)
-    old = history.start("ddp-baseline", {"steps": 4}, 2, old_dir, started, card_id=card.id)
-    history.finish(old, score_outcome(card, OK_RESULT, None), 6.25)
+    _one_past_run(db, card, tmp_path)
     screen = LabsScreen(decks, db, runs_root=tmp_path / "runs")
     app = HostApp(screen)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -13,6 +13,7 @@ from drill.decks.loader import load_decks
 from drill.paths import database_path
 from storage.db import open_database
 from tests.support.lab_fakes import CARD_YAML
+from tests.support.pilot import reveal, settle, start_review
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 
@@ -29,52 +30,35 @@ def warm(home: Path, deck_dir: Path) -> None:
     open_database(database_path()).close()
 
 
-async def _settle(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def _start_review(pilot: Pilot) -> None:
-    await _settle(pilot)
-    await pilot.press("a")
-    await _settle(pilot)
-
-
-async def _revealed(pilot: Pilot) -> None:
-    await _start_review(pilot)
-    await pilot.press("space")
-    await pilot.pause()
-
-
 async def _more(pilot: Pilot) -> None:
-    await _start_review(pilot)
+    await start_review(pilot)
     await pilot.press("m")
     await pilot.pause()
 
 
 async def _after_bury(pilot: Pilot) -> None:
     """A toast ("Buried until tomorrow") over the next card's front and its reveal hint."""
-    await _start_review(pilot)
+    await start_review(pilot)
     await pilot.press("b")
     await pilot.pause()
 
 
 async def _summary(pilot: Pilot) -> None:
-    await _start_review(pilot)
+    await start_review(pilot)
     for _ in range(6):
         await pilot.press("space", "4")
-    await _settle(pilot)
+    await settle(pilot)
 
 
 async def _study_form(pilot: Pilot) -> None:
-    await _settle(pilot)
+    await settle(pilot)
     await pilot.press("c")
     await pilot.pause()
 
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize(
-    "steps", [_settle, _start_review, _revealed, _more, _after_bury, _summary, _study_form]
+    "steps", [settle, start_review, reveal, _more, _after_bury, _summary, _study_form]
 )
 def test_review_side_screens(snap_compare, make_app, size, steps) -> None:
     assert snap_compare(make_app(), terminal_size=size, run_before=steps)

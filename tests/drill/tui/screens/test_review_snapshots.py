@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from drill.decks.loader import load_decks
 from drill.paths import database_path
 from storage.db import open_database
+from tests.support.pilot import reveal, settle, start_review
 
 SIZE = (100, 30)
 
@@ -22,31 +22,13 @@ def warm(home: Path, deck_dir: Path) -> None:
     open_database(database_path()).close()
 
 
-async def _start_review(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.press("a")
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def _reveal(pilot: Pilot) -> None:
-    await _start_review(pilot)
-    await pilot.press("space")
-    await pilot.pause()
-
-
 def test_review_screen_front(snap_compare, make_app) -> None:
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=_start_review)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=start_review)
 
 
 def test_review_screen_revealed(snap_compare, make_app) -> None:
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=_reveal)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=reveal)
 
 
 def test_home_screen(snap_compare, make_app) -> None:
-    async def settle(pilot: Pilot) -> None:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=settle)

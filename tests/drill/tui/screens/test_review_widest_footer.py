@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from textual.pilot import Pilot
 from textual.widgets._footer import FooterKey
 
 from drill.decks.loader import load_decks
 from drill.paths import database_path
 from storage.db import open_database
 from tests.support.lab_fakes import CARD_YAML
-from tests.support.pilot import run_async
+from tests.support.pilot import reveal, run_async, start_review
 
 KEYS = ["Show/Good", "Undo", "Bury", "Suspend", "More", "Lab", "Exercise", "Home"]
 
@@ -31,21 +30,7 @@ def warm(home: Path, deck_dir: Path) -> None:
     open_database(database_path()).close()
 
 
-async def _start_review(pilot: Pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.press("a")
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def _revealed(pilot: Pilot) -> None:
-    await _start_review(pilot)
-    await pilot.press("space")
-    await pilot.pause()
-
-
-@pytest.mark.parametrize("steps", [_start_review, _revealed])
+@pytest.mark.parametrize("steps", [start_review, reveal])
 def test_review_with_lab_more_and_exercise_80x24(snap_compare, make_app, steps) -> None:  # type: ignore[no-untyped-def]
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=steps)
 
@@ -54,7 +39,7 @@ def test_review_with_lab_more_and_exercise_80x24(snap_compare, make_app, steps) 
 async def test_every_review_key_fits_in_80_columns(make_app) -> None:  # type: ignore[no-untyped-def]
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await _start_review(pilot)
+        await start_review(pilot)
         assert getattr(app.screen, "card", None) is not None
         keys = {k.description: k for k in app.screen.query(FooterKey)}
         assert list(keys) == KEYS
