@@ -89,6 +89,8 @@ def _guard(func: Any) -> Any:
 
 @_guard
 def cmd_list(args: argparse.Namespace) -> int:
+    from drill.review.stats import counted
+
     rows = _service().list()
     if args.json:
         print(json.dumps([r.to_dict() for r in rows], indent=1))
@@ -97,7 +99,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     solved = sum(r.status == "solved" for r in rows)
     for r in rows:
         n = r.progress.attempts
-        tries = f"  ({n} check{'' if n == 1 else 's'})" if n else ""
+        tries = f"  ({counted(n, 'check')})" if n else ""
         print(f"{r.name:<{width}}  {r.status:<11}  {r.spec.topic:<16}  {r.spec.title}{tries}")
     print(f"{solved}/{len(rows)} solved")
     return EXIT_OK

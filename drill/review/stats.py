@@ -384,7 +384,8 @@ def calibration_verdict(rows: list[tuple[str, int, int]]) -> str:
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """'1 review', '3 reviews': the wording both the stats screen and `drill stats` use."""
+    """'1 review', '3 reviews': the wording of the stats screen, `drill stats` and the exercise
+    list."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 

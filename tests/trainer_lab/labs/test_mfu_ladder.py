@@ -131,6 +131,7 @@ def test_cpu_ladder_measures_every_rung_but_compile(
     assert result["status"] == "ok", result
     assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]
+    # hide_cuda above forces the CPU path; this checks the forcing reached the worker
     assert obs["device"] == "cpu" and obs["cuda_visible_devices"] == ""
     assert obs["ladder"] == [n for n in RUNG_NAMES if n != "compile"]
     assert "torch.compile on CPU" in obs["skipped"]["compile"]
