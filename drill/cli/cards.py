@@ -41,10 +41,10 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_cards(args: argparse.Namespace) -> int:
+    from drill.database import open_app_database
     from drill.decks.loader import load_decks
     from drill.paths import database_path
     from drill.review import browse
-    from drill.review.database import open_app_database
 
     text = " ".join(args.query)
     query = browse.parse_query(text)

@@ -63,9 +63,9 @@ def _error(message: str) -> int:
 
 
 def _service(with_decks: bool = False, args: argparse.Namespace | None = None) -> ExerciseService:
+    from drill.database import open_app_database
     from drill.exercises.service import ExerciseService
     from drill.paths import drill_home
-    from drill.review.database import open_app_database
 
     decks = None
     if with_decks:

@@ -112,7 +112,7 @@ def cmd_export_anki(args: argparse.Namespace) -> int:
 
 
 def cmd_export_csv(args: argparse.Namespace) -> int:
-    from drill.review.database import open_app_database
+    from drill.database import open_app_database
     from drill.review.export_csv import NothingToExport, write_revlog_csv
     from drill.review.review_log import read_review_log
 

@@ -34,9 +34,9 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from drill.database import open_app_database
     from drill.decks.loader import load_decks
     from drill.paths import database_path
-    from drill.review.database import open_app_database
     from drill.review.stats import stats_for
     from drill.settings import load_settings
 

@@ -1,7 +1,7 @@
 """The labs list without a screen: every lab in the catalogue with its group, the cards linked
 to it, its last result and summary, and the past runs of one lab.
 
-Reads of the history go through drill.review.actions: a database that cannot be read gives a
+Reads of the history go through drill.actions: a database that cannot be read gives a
 notice and an empty history, never an exception.
 """
 
@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from drill.review import actions
-from drill.review.actions import Done
+from drill import actions
+from drill.actions import Done
 
 if TYPE_CHECKING:
+    from drill.database import Database
     from drill.decks.loader import DeckSet
     from drill.labs.history import LabHistory, RunRecord
-    from drill.review.database import Database
 
 SUMMARY_WIDTH = 60
 

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 from storage.errors import DatabaseError, one_line
 
 if TYPE_CHECKING:
+    from drill.database import Database
     from drill.labs.history import LabHistory
-    from drill.review.database import Database
     from trainer_lab.result import LabResult
 
 HISTORY_ERRORS = (DatabaseError, OSError, KeyError, ValueError)
 
 
 def _open_app_database() -> Database:
-    from drill.review.database import open_app_database
+    from drill.database import open_app_database
 
     return open_app_database()
 

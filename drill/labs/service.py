@@ -6,7 +6,7 @@ world size), checking what the user typed, writing the history row, starting the
 predict/expect (drill.labs.controller.score_outcome) and rating the card (through the review
 session when that session shows the card, else straight to the scheduler). Database failures
 never raise out of it: each call that touches the database returns a `Done` whose `notice` the
-screen shows (drill.review.actions). Nothing here blocks: `wait_stopped()` is async.
+screen shows (drill.actions). Nothing here blocks: `wait_stopped()` is async.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drill import actions
+from drill.actions import Done
 from drill.errors import DrillError
 from drill.labs.controller import CERTAINTIES, LabOutcome, Prediction, RunController, Runner
-from drill.review import actions
-from drill.review.actions import Done
 
 if TYPE_CHECKING:
+    from drill.database import Database
     from drill.decks.models import Card
     from drill.labs.history import LabHistory, RunRecord
-    from drill.review.database import Database
     from drill.review.session import ReviewSession
 
 NO_DATABASE = "No database: the rating was not saved."

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         current = json.loads(args.current) if args.current else None
         send({"event": "progress", "message": "reading the review log"})
-        from drill.review.database import open_app_database
+        from drill.database import open_app_database
         from drill.review.review_log import read_review_log
 
         db = open_app_database(args.db)

@@ -47,7 +47,7 @@ class DrillApp(QuietCrashes[int]):
 
     # --- data --------------------------------------------------------------------------------
     def _startup_read(self) -> FirstPaint | None:
-        from drill.review import actions
+        from drill import actions
 
         done = actions.read(self.backend.first_paint)
         if isinstance(done.error, DrillError):
@@ -59,7 +59,7 @@ class DrillApp(QuietCrashes[int]):
     def light_read(self, deck_id: str | None = None) -> FirstPaint | None:
         """The light read after startup; None (with a notice) when the database cannot be
         read, so the screen keeps what it shows."""
-        from drill.review import actions
+        from drill import actions
 
         done = actions.read(lambda: self.backend.first_paint(deck_id))
         if not done.ok:
@@ -145,7 +145,7 @@ class DrillApp(QuietCrashes[int]):
             start_study(self, chosen)
 
     def _daily_backup(self) -> None:
-        from drill.review.database import daily_backup
+        from drill.database import daily_backup
 
         notice = daily_backup()
         if notice is not None:
@@ -163,7 +163,7 @@ class DrillApp(QuietCrashes[int]):
 
         title = self.deck_title(deck_id)
         if self.backend.heavy is not None:
-            from drill.review import actions
+            from drill import actions
 
             done = actions.read(lambda: self.backend.new_session(deck_id))
             session = done.value

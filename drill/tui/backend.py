@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from drill.review.due import FirstPaint, first_paint
 
 if TYPE_CHECKING:
+    from drill.database import Database
     from drill.decks.loader import DeckSet
-    from drill.review.database import Database
     from drill.review.session import ReviewSession
     from drill.review.study import StudyFilter
 
@@ -82,8 +82,8 @@ class Backend:
     def load_heavy(self) -> Heavy:
         """Validate decks (refreshing the cache) and open/migrate the database. Thread-safe to
         call from a worker: it touches no widgets."""
+        from drill.database import open_app_database
         from drill.decks.loader import load_decks
-        from drill.review.database import open_app_database
         from drill.review.history_merge import merge_replaced_history
 
         decks = load_decks(self.options.deck_dirs, include_bundled=self.options.include_bundled)

@@ -26,9 +26,9 @@ from drill.tui.screens.browser_columns import GAP, Column
 from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
 
 if TYPE_CHECKING:
+    from drill.database import Database
     from drill.decks.loader import DeckSet
     from drill.review.browse import CardRow
-    from drill.review.database import Database
 
 MAX_SHOWN = 50  # rows drawn at once; the count line says how many matched
 CHROME = 2  # the table's left padding and its vertical scrollbar, always reserved (DEFAULT_CSS)
@@ -110,7 +110,7 @@ class BrowserScreen(Screen[None]):
         self._use(heavy.decks, heavy.db)
 
     def _use(self, decks: DeckSet, db: Database) -> None:
-        from drill.review import actions
+        from drill import actions
 
         self.decks, self.db = decks, db
         done = actions.read(lambda: browse.build_rows(decks, db.path))
@@ -193,7 +193,7 @@ class BrowserScreen(Screen[None]):
 
     # --- row actions -------------------------------------------------------------------------
     def _write(self, call: Callable[[], Any], message: str) -> None:
-        from drill.review import actions
+        from drill import actions
 
         done = actions.write(call)
         if not done.ok:
@@ -246,7 +246,7 @@ class BrowserScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen(question), answered)
 
     def action_history(self) -> None:
-        from drill.review import actions
+        from drill import actions
 
         row, db = self.current(), self.db
         if row is None or db is None:

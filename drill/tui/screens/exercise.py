@@ -20,9 +20,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
+from drill import actions
 from drill.exercises.progress import Progress
 from drill.exercises.service import RATING_NAMES, ExerciseInfo, ExerciseService, RateCard
-from drill.review import actions
 from drill.tui.screens.coding_round import verdict_lines
 
 

@@ -17,10 +17,10 @@ from drill.labs.overview import LabsOverview
 from drill.tui.lists import LabTable, RunList
 
 if TYPE_CHECKING:
+    from drill.database import Database
     from drill.decks.loader import DeckSet
     from drill.labs.controller import Runner
     from drill.labs.history import RunRecord
-    from drill.review.database import Database
 
 
 # Below this many columns the group and summary columns give way (the summary of the

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from drill.review import actions
+from drill import actions
 
 RESUME = "resume"
 RESUME_CODING = "resume:coding"

@@ -15,9 +15,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Markdown, Static
 
+from drill import actions
 from drill.mock.report import RoundReport, clock
 from drill.mock.round import MockRun, RateCard
-from drill.review import actions
 
 
 class BulletBox(Checkbox):

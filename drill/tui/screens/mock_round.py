@@ -16,11 +16,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
+from drill import actions
 from drill.mock.clock import Event, PhaseAdvanced, PhaseAlarm, RoundFinished, Status
 from drill.mock.report import clock as fmt_clock
 from drill.mock.report import round_title
 from drill.mock.round import AUTOSAVE_EVERY_S, MockRun, RateCard
-from drill.review import actions
 
 T = TypeVar("T")
 F = TypeVar("F")

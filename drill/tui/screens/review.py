@@ -8,7 +8,7 @@ current state (rating an unrevealed card, undo with nothing to undo) are ignored
 
 Longer than the ~350-line guideline because it is one screen with many keys (reveal, rate,
 undo, bury, suspend, more, lab and the return from it), each a few lines of rendering; the
-decisions behind them live in drill.review.session and drill.review.actions.
+decisions behind them live in drill.review.session and drill.actions.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from drill.review import actions
+from drill import actions
 from drill.review.ratings import RATING_NAMES
 from drill.tui.formatting import back_markdown, rating_label
 

@@ -84,7 +84,7 @@ class StatsScreen(Screen[None]):
         self.run_worker(self._reload(), exclusive=True, exit_on_error=False)
 
     async def _reload(self) -> None:
-        from drill.review import actions
+        from drill import actions
 
         if self._load is None:
             self._load = await _app_loader(self.app)
@@ -220,7 +220,7 @@ def open_stats_screen(app: Any, on_painted: Callable[[Stats], None] | None = Non
     computed here (decks not loaded, a database error), the screen says why itself."""
 
     async def compute_then_push() -> None:
-        from drill.review import actions
+        from drill import actions
 
         load = await _app_loader(app)
         stats = None

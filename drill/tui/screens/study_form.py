@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from drill.review import actions
+from drill import actions
 from drill.review.study import StudyFilter, parse_filter
 
 if TYPE_CHECKING:

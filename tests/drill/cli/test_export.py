@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from drill.cli import export
+from drill.database import open_app_database
 from drill.paths import database_path
-from drill.review.database import open_app_database
 from drill.review.scheduler import rate_card
 from tests.support.subcommand import drill_main
 

@@ -179,8 +179,8 @@ def test_an_unusable_drill_home_is_a_usage_error(
 def _fake_run_lab(monkeypatch: pytest.MonkeyPatch, status: str, seen: list[str]) -> None:
     """run_lab replaced by one that sees the history row `running`, then ends with `status`."""
     import trainer_lab.api
+    from drill.database import open_app_database
     from drill.labs.history import LabHistory
-    from drill.review.database import open_app_database
     from trainer_lab.result import ended_result
 
     def run_lab(name: str, params: Any, world_size: Any, out_dir: Path, *_a: Any, **_k: Any):
@@ -195,8 +195,8 @@ def _fake_run_lab(monkeypatch: pytest.MonkeyPatch, status: str, seen: list[str])
 
 
 def _history_runs() -> list[Any]:
+    from drill.database import open_app_database
     from drill.labs.history import LabHistory
-    from drill.review.database import open_app_database
 
     db = open_app_database()
     try:

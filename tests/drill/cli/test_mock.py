@@ -122,9 +122,9 @@ def test_grade_shows_a_syntax_error_with_file_and_line_and_exits_1(drill_home, t
 
 
 def test_a_grading_is_listed_in_the_lab_history(drill_home, tmp_path, capsys):
+    from drill.database import open_app_database
     from drill.labs.history import LabHistory
     from drill.labs.overview import LabsOverview
-    from drill.review.database import open_app_database
 
     script = tmp_path / "mine.py"
     script.write_text("def main(:\n")

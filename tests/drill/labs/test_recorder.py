@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from drill.database import Database, open_app_database
 from drill.labs.history import LabHistory
 from drill.labs.recorder import RunRecorder
-from drill.review.database import Database, open_app_database
 from storage.errors import DatabaseError
 from trainer_lab.result import ended_result, new_result
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from drill.database import open_app_database
 from drill.errors import DrillError
-from drill.review.database import open_app_database
 from drill.review.export_csv import (
     COLUMNS,
     NothingToExport,
