@@ -3,7 +3,7 @@
     python benchmarks/coding_round.py [--repeat 3] [--parallel 2] [--phases skeleton,restart]
                                       [--skip-full] [--skip-phases]
 
-Times `drill.mock.coding.grader.grade` (what `drill mock grade` does) on the model answer: each
+Times `trainer_lab.grading.grade` (what `drill mock grade` does) on the model answer: each
 phase alone (its launches only), then the full grading (every phase, shared runs once), median of
 --repeat runs each, with the load average at the start. Also reports how long each launch took
 in the full grading and checks that every check held.
@@ -22,8 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from drill.mock.coding.contract import PHASES, model_answer_source
-from drill.mock.coding.grader import grade
+from trainer_lab.grading import PHASES, grade, model_answer_source
 
 PHASE_TARGET_S = 30.0
 FULL_TARGET_S = 90.0

@@ -158,7 +158,7 @@ def child_drill(mode: str, ratings: int) -> None:
     async def rate_loop() -> None:
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
-            await app.wait_heavy()
+            await app.wait_services()
             await pilot.pause()
             latencies, cpu = [], []
             for _ in range(ratings):

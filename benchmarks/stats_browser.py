@@ -144,7 +144,7 @@ async def measure_app(deck_dir: Path, runs: int) -> tuple[list[float], list[floa
     app = app_module.DrillApp(options)
     stats_ms, key_ms, refilter_ms = [], [], []
     async with app.run_test(size=(120, 40)) as pilot:
-        assert await app.wait_heavy()
+        assert await app.wait_services() is not None
         await pilot.pause()
         for _ in range(runs):
             painted.clear()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from storage.errors import DatabaseError, one_line
 from storage.integrity import connect_readonly, validate_database
-from storage.migrations import migrate
+from storage.migrations import migrate_file
 
 KEEP = 7
 BACKUP_DIR_NAME = "backups"
@@ -157,15 +157,9 @@ def restore_database(db_path: Path, source: Path, now: datetime) -> Path | None:
     else:
         _replace_file(source, db_path)
     try:
-        conn = sqlite3.connect(db_path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            migrate(conn)
-        finally:
-            conn.close()
-    except sqlite3.Error as error:
-        message = f"restored {db_path} but cannot migrate it: {one_line(error)}"
-        raise DatabaseError(message) from None
+        migrate_file(db_path)
+    except DatabaseError as error:
+        raise DatabaseError(f"restored {db_path} but cannot migrate it: {error}") from None
     return saved
 
 

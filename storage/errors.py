@@ -13,3 +13,7 @@ def one_line(error: BaseException | str, limit: int = 200) -> str:
     """An error's text on one line, cut to `limit` characters (SQLAlchemy appends SQL and URLs)."""
     text = " ".join(str(error).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class MissingRow(LookupError):
+    """The row a write names is not there (e.g. a run id no longer in the run log)."""

@@ -1,7 +1,7 @@
-"""SQLModel tables of exercises (created by schema v5 in storage/migrations.py, which a test keeps
-in step with these models). One progress row per started exercise (hints shown, whether the
-solution was viewed, when it was solved, the rating given to its card) and one attempt row per
-check (how it ended, which checks failed, the run dir holding result.json).
+"""SQLModel table of exercise progress (created by schema v5 in storage/migrations.py, which a
+test keeps in step with this model): one row per started exercise (hints shown, whether the
+solution was viewed, when it was solved, the rating given to its card). Each check is a run in
+the run log (storage/run_tables.py, kind "exercise"; until v6 the exercise_attempt table).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from datetime import datetime
 
 from sqlmodel import Field, SQLModel
 
-from storage.schema_names import EXERCISE_ATTEMPT, EXERCISE_PROGRESS
+from storage.schema_names import EXERCISE_PROGRESS
 
 
 class ExerciseProgress(SQLModel, table=True):
@@ -25,17 +25,3 @@ class ExerciseProgress(SQLModel, table=True):
     last_checked_at: datetime | None = None
     solved_at: datetime | None = None  # first check that passed
     rated: int | None = None  # the rating given to the linked card on solving
-
-
-class ExerciseAttempt(SQLModel, table=True):
-    __tablename__ = EXERCISE_ATTEMPT
-
-    id: int | None = Field(default=None, primary_key=True)
-    name: str = Field(index=True)
-    checked_at: datetime
-    status: str
-    passed: int
-    total: int
-    duration_s: float
-    failed_json: str  # JSON list of the failing check names
-    run_dir: str

@@ -1,5 +1,7 @@
-"""Schema migrations for every table (review, mock rounds, lab runs), tracked in PRAGMA
-user_version. This is the only place tables are created: open_database() runs no create_all.
+"""Schema migrations for every table (review, mock rounds, exercises, the run log), tracked in
+PRAGMA user_version. This is the only place tables are created: open_database() runs no
+create_all, and every caller migrates through `migrate_file` (open_database, restore, the light
+`drill due` path).
 
 Each step moves the database from version N-1 to N and is applied in its own IMMEDIATE
 transaction, so two copies of drill opening an old database at once migrate it exactly once.
@@ -11,8 +13,9 @@ the latest schema; a test checks every one of them against a freshly migrated da
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
-from storage.errors import DatabaseError
+from storage.errors import DatabaseError, one_line
 from storage.schema_names import (
     CARD_STATE,
     EXERCISE_ATTEMPT,
@@ -23,7 +26,10 @@ from storage.schema_names import (
     MOCK_REPORT,
     MOCK_ROUND,
     REVIEW_LOG,
+    RUN_LOG,
 )
+
+BUSY_TIMEOUT_MS = 10_000
 
 V1 = [
     f"""CREATE TABLE {CARD_STATE} (
@@ -171,7 +177,63 @@ V5 = [
     f"CREATE INDEX ix_{EXERCISE_ATTEMPT}_name ON {EXERCISE_ATTEMPT} (name)",
 ]
 
-MIGRATIONS: list[list[str]] = [V1, V2, V3, V4, V5]
+# v6: one run log. Lab runs (the TUI's, `drill lab run`'s, coding-round gradings recorded as
+# lab "mock-coding") and exercise checks move into run_log with a kind; verify records its jobs
+# there too (its cache is a lookup by name, params, world size and lab source version). A lab
+# row's pid and check counts come out of its summary JSON when that JSON is valid. An exercise
+# attempt was written when its check ended: it starts and finishes at `checked_at`.
+_JSON = "CASE WHEN json_valid(summary_json) THEN json_extract(summary_json, '$.{key}') END"
+V6 = [
+    f"""CREATE TABLE {RUN_LOG} (
+        id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+        kind VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        params_json VARCHAR NOT NULL,
+        world_size INTEGER NOT NULL,
+        card_id VARCHAR,
+        deck_id VARCHAR,
+        started_at DATETIME NOT NULL,
+        finished_at DATETIME,
+        duration_s FLOAT,
+        status VARCHAR NOT NULL,
+        checks_passed INTEGER,
+        checks_total INTEGER,
+        summary_json VARCHAR NOT NULL,
+        run_dir VARCHAR NOT NULL,
+        version VARCHAR,
+        pid INTEGER,
+        predicted VARCHAR,
+        certainty VARCHAR,
+        prediction_right BOOLEAN,
+        suggested_rating INTEGER,
+        rating INTEGER
+    )""",
+    f"CREATE INDEX ix_{RUN_LOG}_kind ON {RUN_LOG} (kind)",
+    f"CREATE INDEX ix_{RUN_LOG}_name ON {RUN_LOG} (name)",
+    f"CREATE INDEX ix_{RUN_LOG}_card_id ON {RUN_LOG} (card_id)",
+    f"CREATE INDEX ix_{RUN_LOG}_started_at ON {RUN_LOG} (started_at)",
+    f"""INSERT INTO {RUN_LOG} (id, kind, name, params_json, world_size, card_id, deck_id,
+        started_at, duration_s, status, checks_passed, checks_total, summary_json, run_dir, pid,
+        predicted, certainty, prediction_right, suggested_rating, rating)
+    SELECT id, CASE WHEN lab = 'mock-coding' THEN 'coding' ELSE 'lab' END, lab, params_json,
+        world_size, card_id, deck_id, started_at, duration_s, status,
+        {_JSON.format(key="checks_passed")}, {_JSON.format(key="checks_total")}, summary_json,
+        run_dir, {_JSON.format(key="pid")}, predicted, certainty, prediction_right,
+        suggested_rating, rating
+    FROM {LAB_RUN} ORDER BY id""",
+    f"""INSERT INTO {RUN_LOG} (kind, name, params_json, world_size, started_at, finished_at,
+        duration_s, status, checks_passed, checks_total, summary_json, run_dir)
+    SELECT 'exercise', name, '{{}}', 0, checked_at, checked_at, duration_s, status, passed, total,
+        json_object('status', status, 'checks_passed', passed, 'checks_total', total,
+                    'failed_checks', CASE WHEN json_valid(failed_json) THEN json(failed_json)
+                                     ELSE json_array() END),
+        run_dir
+    FROM {EXERCISE_ATTEMPT} ORDER BY id""",
+    f"DROP TABLE {LAB_RUN}",
+    f"DROP TABLE {EXERCISE_ATTEMPT}",
+]
+
+MIGRATIONS: list[list[str]] = [V1, V2, V3, V4, V5, V6]
 LATEST_VERSION = len(MIGRATIONS)
 
 
@@ -211,3 +273,28 @@ def migrate(conn: sqlite3.Connection, target: int = LATEST_VERSION) -> int:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+def migrate_file(path: Path) -> int:
+    """The one migration entry: create the file (and its folder) or bring it to LATEST_VERSION,
+    in WAL mode; returns the version found. A file from a newer drill is refused before a byte of
+    it changes. Stdlib only. Raises DatabaseError with one line naming `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except sqlite3.Error as error:
+        raise DatabaseError(f"cannot open database {path}: {one_line(error)}") from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if schema_version(conn) > LATEST_VERSION:
+            raise SchemaTooNewError(schema_version(conn))
+        conn.execute("PRAGMA journal_mode = WAL")
+        return migrate(conn)
+    except SchemaTooNewError as error:
+        raise DatabaseError(f"{path}: {error}") from None
+    except sqlite3.Error as error:
+        raise DatabaseError(
+            f"cannot open database {path}: {one_line(error)} (see: drill db check)"
+        ) from None
+    finally:
+        conn.close()

@@ -1,15 +1,24 @@
 """Table and column names, defined once. Imported by the SQLModel tables, the migrations and the
 stdlib-sqlite3 snapshot reader (which must stay light: no sqlmodel at first paint)."""
 
+from typing import Any
+
+StateDict = dict[str, Any]  # a card_state row as the scheduler sees it (datetimes aware UTC)
+
 CARD_STATE = "card_state"
 REVIEW_LOG = "review_log"
 MOCK_ROUND = "mock_round"  # storage.mock_tables; schema v3
 MOCK_PROMPT = "mock_prompt"
 MOCK_GRADE = "mock_grade"
 MOCK_REPORT = "mock_report"
-LAB_RUN = "lab_run"  # storage.lab_tables; schema v3
+LAB_RUN = "lab_run"  # schema v3..v5; its rows moved into run_log in v6
 EXERCISE_PROGRESS = "exercise_progress"  # storage.exercise_tables; schema v5
-EXERCISE_ATTEMPT = "exercise_attempt"
+EXERCISE_ATTEMPT = "exercise_attempt"  # schema v5; its rows moved into run_log in v6
+RUN_LOG = "run_log"  # storage.run_tables; schema v6: every graded run, one row each
+
+# run_log.kind: what ran. run_log.status: running, then ok | failed | error | timeout | cancelled
+RUN_KINDS = ("lab", "exercise", "coding", "verify")
+RUNNING = "running"
 
 # card_state columns (one row per card that was ever reviewed, buried or suspended)
 CARD_STATE_COLUMNS = (

@@ -19,11 +19,10 @@ from pathlib import Path
 from storage.errors import DatabaseError, one_line
 from storage.schema_names import (
     CARD_STATE,
-    EXERCISE_ATTEMPT,
-    LAB_RUN,
     MOCK_REPORT,
     MOCK_ROUND,
     REVIEW_LOG,
+    RUN_LOG,
 )
 
 MATURE_DAYS = 21
@@ -194,10 +193,10 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
 
 def prediction_calibration(conn: sqlite3.Connection) -> list[tuple[str, int, int]]:
     """(certainty, predictions, of which right) over lab runs with a judged prediction."""
-    if not _has_table(conn, LAB_RUN):
+    if not _has_table(conn, RUN_LOG):
         return []
     rows = conn.execute(
-        f"SELECT certainty, COUNT(*), SUM(prediction_right = 1) FROM {LAB_RUN} "
+        f"SELECT certainty, COUNT(*), SUM(prediction_right = 1) FROM {RUN_LOG} "
         "WHERE certainty IS NOT NULL AND prediction_right IS NOT NULL GROUP BY certainty"
     ).fetchall()
     return [(str(c), int(n), int(r or 0)) for c, n, r in rows]
@@ -215,13 +214,14 @@ def mock_results(conn: sqlite3.Connection) -> list[tuple[datetime, str, float, s
 
 
 def exercise_results(conn: sqlite3.Connection) -> list[tuple[datetime, str, str, int, int]]:
-    """(checked at, exercise name, status, checks passed, checks run) per exercise check, oldest
-    first; empty before the exercises' tables exist (schema v5)."""
-    if not _has_table(conn, EXERCISE_ATTEMPT):
+    """(checked at, exercise name, status, checks passed, checks run) per finished exercise
+    check in the run log, oldest first; empty before the run log exists (schema v6)."""
+    if not _has_table(conn, RUN_LOG):
         return []
     rows = conn.execute(
-        f"SELECT checked_at, name, status, passed, total FROM {EXERCISE_ATTEMPT} "
-        "ORDER BY checked_at, id"
+        "SELECT COALESCE(finished_at, started_at) AS at, name, status, checks_passed, "
+        f"checks_total FROM {RUN_LOG} WHERE kind = 'exercise' "
+        "AND status NOT IN ('running', 'cancelled') ORDER BY at, id"
     ).fetchall()
     found = []
     for at, name, status, passed, total in rows:

@@ -1,7 +1,9 @@
 """The lab catalogue (torch-free): every package trainer_lab/labs/<name>/ whose __init__ has a SPEC.
 
-Labs are found by folder, so adding a lab never touches this file. Only a lab's `__init__` is
-imported here; its `worker.py` (torch) runs in the launched processes. A lab that fails to import
+Labs are found by folder, so adding a lab never touches this file. Only a lab's `__init__` (its
+spec) is imported here: its `drive.py` is imported by the driver process when the lab runs
+(`SPEC.driver` defaults to `<package>.drive:drive`), its `worker.py` (torch) in the launched
+processes. A lab that fails to import
 does not take the catalogue down: its error is kept in CATALOGUE_ERRORS (module -> one line) and
 reported by `drill lab list`; the test suite asserts there are none.
 """
@@ -40,7 +42,7 @@ def _discover() -> dict[str, LabSpec]:
         spec = getattr(module, "SPEC", None)
         if isinstance(spec, LabSpec):
             if not spec.driver:
-                spec = replace(spec, driver=f"{module.__name__}:drive")
+                spec = replace(spec, driver=f"{module.__name__}.drive:drive")
             found.append(spec)
     found.sort(
         key=lambda s: (

@@ -63,16 +63,6 @@ class TrainConfig:
         payload = json.dumps(self.identity(), sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
-    def identity_diff(self, other_identity: dict[str, Any]) -> list[str]:
-        """Human-readable differences between this identity and another one."""
-        mine = self.identity()
-        keys = sorted(set(mine) | set(other_identity))
-        return [
-            f"{k}: checkpoint {other_identity.get(k)!r} vs run {mine.get(k)!r}"
-            for k in keys
-            if mine.get(k) != other_identity.get(k)
-        ]
-
     def with_(self, **changes: Any) -> TrainConfig:
         return replace(self, **changes)
 

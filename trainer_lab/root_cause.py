@@ -1,16 +1,24 @@
 """Root cause of a failed torchrun launch (torch-free): the one place that decides which rank
 broke a run, used by the launcher, the user-code harness and the labs.
 
-The earliest failure a rank recorded (failures/rank{R}.json, written by trainer_lab.train.worker)
-that is not a peer's timeout noise; else, when only noise was recorded, the ranks that recorded
-nothing (hung); else torchelastic's error files; else, after a deadline or cancel, each rank's last
-output; else the exit signal or code torchrun reported.
+`find_root_cause` (the launcher's rule): the earliest failure a rank recorded
+(failures/rank{R}.json, written by trainer_lab.train.worker) that is not a peer's timeout noise;
+else, when only noise was recorded, the ranks that recorded nothing (hung); else torchelastic's
+error files; else, after a deadline or cancel, each rank's last output; else the exit signal or
+code torchrun reported.
+
+`rank_reports` + `root_cause_from_reports` (the hang lab's finer rule): one report per rank
+(its error, classified, and the last collective it entered, from the events), then the first
+real error across ranks; with only timeout noise, the late rank monitored_barrier named, the
+rank(s) that never reached the collective the others were stuck in, or the minority whose
+collective differs.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,3 +207,147 @@ def find_root_cause(
         return RootCause(rank, "exit", f"exited with code {exit_match.group(1)}")
     last = " | ".join(log.strip().splitlines()[-3:])
     return RootCause(rank, "exit", f"torchrun failed: {last or 'no output'}")
+
+
+# -- per-rank reports (the hang lab) --------------------------------------------------------------
+# {"last": the rank's last "enter" event or None, "error": first error line or None,
+#  "time": when (epoch seconds) or None, "kind": see error_kind, or abort | signal, or None}
+RankReport = dict[str, Any]
+
+_NAMED_RANKS = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier")
+_WHAT = re.compile(r"what\(\):\s*(.*)")
+
+
+def error_kind(message: str) -> str:
+    """mismatch | late | peer-gone | timeout | exception, from a rank's error message."""
+    if "Detected mismatch between collectives" in message:
+        return "mismatch"
+    if _NAMED_RANKS.search(message):
+        return "late"
+    if "monitoredBarrier" in message:  # a rank that arrived, waiting on rank 0's verdict
+        return "peer-gone"
+    if re.search(r"connection (reset|closed)", message, re.IGNORECASE):
+        return "peer-gone"
+    if re.search(r"timed out|timeout", message, re.IGNORECASE):
+        return "timeout"
+    return "exception"
+
+
+def rank_reports(
+    run_dir: Path,
+    failures: list[dict[str, Any]],
+    events: dict[int, list[dict[str, Any]]],
+    world_size: int,
+) -> dict[int, RankReport]:
+    """Per rank: its failure record (if any), else a native abort seen in its stderr, else a
+    fatal signal from torchrun's report; and its last collective (its last "enter" event)."""
+    reports: dict[int, RankReport] = {}
+    for rank in range(world_size):
+        enters = [e for e in events.get(rank, []) if e["event"] == "enter"]
+        last = enters[-1] if enters else None
+        reports[rank] = {"last": last, "error": None, "time": None, "kind": None}
+    for failure in failures:
+        rank = failure["rank"]
+        if reports.get(rank, {}).get("error") is None:
+            message = f"{failure['type']}: {failure['message']}"
+            reports[rank].update(error=message, time=failure["time"], kind=error_kind(message))
+    for rank, files in rank_logs(run_dir).items():
+        if rank not in reports or reports[rank]["error"] is not None:
+            continue
+        text = _read(files["stderr"])
+        if "terminate called" in text or "Fatal Python error" in text:
+            what = _WHAT.search(text)
+            line = what.group(1).strip() if what else "Fatal Python error: Aborted"
+            last_time = reports[rank]["last"]["time"] if reports[rank]["last"] else None
+            reports[rank].update(error=f"native abort: {line}", time=last_time, kind="abort")
+    for rank, code in torchrun_exit_codes(run_dir).items():
+        # Killed by a signal other than torchrun's own SIGTERM: a real cause with no traceback.
+        if rank in reports and reports[rank]["error"] is None and code < 0 and code != -15:
+            last_time = reports[rank]["last"]["time"] if reports[rank]["last"] else None
+            message = f"killed by signal {-code} (no traceback; exit code from torchrun's log)"
+            reports[rank].update(error=message, time=last_time, kind="signal")
+    return reports
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _fingerprint(last: dict[str, Any] | None) -> tuple[Any, ...]:
+    if last is None:
+        return ("none",)
+    return (last["step"], last["op"], tuple(last.get("shape", [])))
+
+
+def root_cause_from_reports(reports: dict[int, RankReport], blame: str = "logs") -> dict[str, Any]:
+    """The first real error across ranks; if only timeout noise, the rank(s) that did not reach
+    the collective the others were stuck in, or whose collective differs from the majority.
+    blame "first_error" is the naive reading: whichever rank raised first, timeouts included."""
+    failed = sorted(
+        (r for r, rep in reports.items() if rep["error"] is not None),
+        key=lambda r: reports[r]["time"] or float("inf"),
+    )
+    if blame == "first_error" and failed:
+        first = failed[0]
+        return {"rank": first, "kind": reports[first]["kind"], "message": reports[first]["error"]}
+    real = [r for r in failed if reports[r]["kind"] in ("exception", "abort", "signal")]
+    if real:
+        first = real[0]
+        return {"rank": first, "kind": reports[first]["kind"], "message": reports[first]["error"]}
+    late = [r for r in failed if reports[r]["kind"] == "late"]
+    if late:
+        named = named_late_ranks(reports[late[0]]["error"])
+        return {
+            "rank": named[0] if len(named) == 1 else None,
+            "kind": "late",
+            "message": reports[late[0]]["error"],
+            "candidates": named,
+        }
+    prints = {r: _fingerprint(rep["last"]) for r, rep in reports.items()}
+    furthest = max((p[0] for p in prints.values() if p[0] != "none"), default=None)
+    behind = [r for r, p in prints.items() if p[0] == "none" or p[0] != furthest]
+    if behind:
+        return {
+            "rank": behind[0] if len(behind) == 1 else None,
+            "kind": "hang",
+            "message": f"rank(s) {behind} never entered the step-{furthest} collective",
+            "candidates": behind,
+        }
+    counts = Counter(prints.values())
+    top = max(counts.values())
+    minority = [r for r, p in prints.items() if counts[p] < top]
+    ties = [r for r, p in prints.items() if counts[p] == top] if len(counts) > 1 else []
+    candidates = minority or (ties if len(ties) == len(prints) else [])
+    if candidates:
+        detail = ", ".join(f"rank {r}: {prints[r][1]}{list(prints[r][2])}" for r in sorted(prints))
+        return {
+            "rank": candidates[0] if len(candidates) == 1 else None,
+            "kind": "mismatch",
+            "message": f"ranks called different collectives at step {furthest}: {detail}",
+            "candidates": candidates,
+        }
+    if failed:
+        first = failed[0]
+        return {"rank": first, "kind": reports[first]["kind"], "message": reports[first]["error"]}
+    return {"rank": None, "kind": "unknown", "message": "no rank reported an error"}
+
+
+def named_late_ranks(message: str | None) -> list[int]:
+    """The ranks a monitored_barrier error names as late."""
+    match = _NAMED_RANKS.search(message or "")
+    if not match:
+        return []
+    return [int(x) for x in match.group(1).replace(" ", "").split(",") if x]
+
+
+def seconds_to_failure(reports: dict[int, RankReport], ranks: list[int]) -> float | None:
+    """Earliest (error time - time the rank entered its last collective) among `ranks`."""
+    values = [
+        reports[r]["time"] - reports[r]["last"]["time"]
+        for r in ranks
+        if reports[r]["time"] is not None and reports[r]["last"] is not None
+    ]
+    return round(min(values), 3) if values else None

@@ -41,18 +41,15 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_cards(args: argparse.Namespace) -> int:
-    from drill.database import open_app_database
-    from drill.decks.loader import load_decks
-    from drill.paths import database_path
+    from drill.cli.services import open_services
     from drill.review import browse
 
     text = " ".join(args.query)
     query = browse.parse_query(text)
     if query.hint:
         raise QueryError(f"bad query: {query.hint}")
-    decks = load_decks(getattr(args, "decks", None) or [])
-    open_app_database().close()  # create or migrate it first
-    rows = browse.build_rows(decks, database_path())
+    with open_services(args) as services:
+        rows = browse.build_rows(services.decks, services.db.path)
     now = datetime.now(UTC)
     found, _ = browse.search(rows, text, now)
     if args.json:

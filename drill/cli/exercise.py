@@ -12,6 +12,8 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,17 +64,13 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
-def _service(with_decks: bool = False, args: argparse.Namespace | None = None) -> ExerciseService:
-    from drill.database import open_app_database
-    from drill.exercises.service import ExerciseService
-    from drill.paths import drill_home
+@contextmanager
+def _service(args: argparse.Namespace) -> Iterator[ExerciseService]:
+    """The exercise service of the app's services (drill.cli.services), closed afterwards."""
+    from drill.cli.services import open_services
 
-    decks = None
-    if with_decks:
-        from drill.decks.loader import load_decks
-
-        decks = load_decks(getattr(args, "decks", None))
-    return ExerciseService(open_app_database(), drill_home() / "exercises", decks)
+    with open_services(args) as services:
+        yield services.exercises
 
 
 def _guard(func: Any) -> Any:
@@ -91,7 +89,8 @@ def _guard(func: Any) -> Any:
 def cmd_list(args: argparse.Namespace) -> int:
     from drill.review.stats import counted
 
-    rows = _service().list()
+    with _service(args) as service:
+        rows = service.list()
     if args.json:
         print(json.dumps([r.to_dict() for r in rows], indent=1))
         return EXIT_OK
@@ -107,9 +106,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_start(args: argparse.Namespace) -> int:
-    service = _service()
-    spec = service.spec(args.name)
-    path, created = service.start(args.name)
+    with _service(args) as service:
+        spec = service.spec(args.name)
+        path, created = service.start(args.name)
     print(f"{spec.title}\n  {spec.summary}")
     print(f"{'created' if created else 'already there, kept'}: {path}")
     print(
@@ -168,7 +167,8 @@ def _check_once(service: ExerciseService, name: str) -> int:
 
 @_guard
 def cmd_check(args: argparse.Namespace) -> int:
-    return _check_once(_service(with_decks=True, args=args), args.name)
+    with _service(args) as service:
+        return _check_once(service, args.name)
 
 
 def _mtime(path: Path) -> float | None:
@@ -180,7 +180,11 @@ def _mtime(path: Path) -> float | None:
 
 @_guard
 def cmd_watch(args: argparse.Namespace) -> int:
-    service = _service(with_decks=True, args=args)
+    with _service(args) as service:
+        return _watch(service, args)
+
+
+def _watch(service: ExerciseService, args: argparse.Namespace) -> int:
     path = service.user_file(args.name)
     if not path.is_file():
         service.start(args.name)
@@ -204,15 +208,16 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_hint(args: argparse.Namespace) -> int:
-    service = _service()
-    spec = service.spec(args.name)
-    number, text = service.next_hint(args.name)
+    with _service(args) as service:
+        spec = service.spec(args.name)
+        number, text = service.next_hint(args.name)
     print(f"hint {number}/{len(spec.hints)}: {text}")
     return EXIT_OK
 
 
 @_guard
 def cmd_solution(args: argparse.Namespace) -> int:
-    text = _service().solution(args.name, diff=args.diff)
+    with _service(args) as service:
+        text = service.solution(args.name, diff=args.diff)
     print(text if text else "your file already matches the model answer\n", end="")
     return EXIT_OK

@@ -8,7 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from drill.decks.loader import DeckSet
 
 DESCRIPTION = """\
 Export decks to Anki, or the review log for the FSRS tools.
@@ -80,12 +83,14 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _chosen_decks(args: argparse.Namespace) -> list[Any]:
-    """The loaded decks named by --deck (all without it); DrillError naming the valid ids."""
+def _chosen_decks(args: argparse.Namespace, loaded: DeckSet | None = None) -> list[Any]:
+    """The decks named by --deck (all without it) of `loaded` (default: load them, without
+    the database: an Anki export needs none); DrillError naming the valid ids."""
     from drill.decks.loader import load_decks
     from drill.errors import DrillError
 
-    loaded = load_decks(getattr(args, "decks", None) or [])
+    if loaded is None:
+        loaded = load_decks(getattr(args, "decks", None) or [])
     for path in loaded.invalid_paths:
         print(f"skipped invalid deck: {path} (see: drill decks check)", file=sys.stderr)
     decks = [d.deck for d in loaded.decks]
@@ -112,16 +117,14 @@ def cmd_export_anki(args: argparse.Namespace) -> int:
 
 
 def cmd_export_csv(args: argparse.Namespace) -> int:
-    from drill.database import open_app_database
+    from drill.cli.services import open_services
     from drill.review.export_csv import NothingToExport, write_revlog_csv
     from drill.review.review_log import read_review_log
 
-    deck_ids = {deck.deck for deck in _chosen_decks(args)} if args.deck else None
-    db = open_app_database()
-    try:
-        reviews = read_review_log(db, deck_ids)
-    finally:
-        db.close()
+    with open_services(args) as services:
+        chosen = _chosen_decks(args, services.decks) if args.deck else None
+        deck_ids = {deck.deck for deck in chosen} if chosen is not None else None
+        reviews = read_review_log(services.db, deck_ids)
     try:
         out = write_revlog_csv(reviews, args.out)
     except NothingToExport as error:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from trainer_lab.result import LabResult
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_USAGE, EXIT_LAB_ERROR = 0, 1, 2, 3
+EXIT_OK, EXIT_USAGE, EXIT_LAB_ERROR = 0, 2, 3  # 1 (a check failed) comes from EXIT_FOR_STATUS
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -147,8 +147,12 @@ def default_out_dir(name: str) -> Path:
     return new_run_dir(runs_dir(), name)
 
 
+def _notice(line: str) -> None:
+    print(f"drill lab: notice: {line}", file=sys.stderr, flush=True)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from drill.labs.recorder import RunRecorder
+    from drill.runs.recorder import RunRecorder
     from trainer_lab.api import prepare_run_dir
     from trainer_lab.catalogue import check_timeout, get_lab, resolve_world_size
     from trainer_lab.catalogue_types import ParamError
@@ -168,11 +172,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _error(f"cannot create a run directory: {error.strerror or error}")
     header = f"{spec.name} · world size {world_size} · {backend_choice(world_size)}"
     print(header, file=sys.stderr if args.json else sys.stdout, flush=True)
-    recorder = RunRecorder(lambda line: print(line, file=sys.stderr, flush=True))
+    recorder = RunRecorder("lab", notify=_notice)
     recorder.start(spec.name, params, world_size, out_dir)  # the Labs screen lists CLI runs too
     try:
         result = _run_with_progress(spec.name, params, world_size, out_dir, timeout)
-        recorder.finish(result)
+        recorder.finish_result(result, claims=[], observed_choice=None)
     except ParamError as error:  # e.g. the run directory was filled in the meantime
         return _error(str(error))
     finally:

@@ -148,9 +148,9 @@ def cmd_due(args: argparse.Namespace) -> int:
     decks = load_decks(args.decks)
     snapshot = read_snapshot(database_path())
     if snapshot is None:  # an older schema: migrate it, then read
-        from storage.db import open_database
+        from storage.migrations import migrate_file
 
-        open_database(database_path()).close()
+        migrate_file(database_path())
         snapshot = read_snapshot(database_path())
         if snapshot is None:
             raise DrillError(f"cannot read the database {database_path()}")

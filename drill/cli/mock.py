@@ -10,7 +10,9 @@
     drill mock contract                the coding round's contract and its dataset module
     drill mock coding [resume [ID]] [--minutes N]   the coding round (editor, clock, grading)
 
-Imports stay light: sqlmodel, the decks and textual load only when a command needs them.
+Each command is an argparse subcommand; a first word that is none of them is the round to play
+(`drill mock quick` runs `drill mock play quick`). Imports stay light: sqlmodel, the decks,
+textual and the grader's harness load only when a command needs them.
 """
 
 from __future__ import annotations
@@ -20,73 +22,165 @@ import math
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from drill.errors import DrillError
 from drill.mock.errors import MockError
+from storage.errors import DatabaseError
+from trainer_lab.grading import PHASES
 
-COMMANDS = ("list", "history", "report", "resume", "grade", "contract", "coding")
-PHASES = ("skeleton", "distributed", "restart", "torn", "monitoring")  # = coding.contract.PHASES
+if TYPE_CHECKING:
+    from drill.services import Services
+
+PLAY = "play"
 EPILOG = """\
-commands:
-  drill mock [ROUND] [--minutes N]  play a round (default: standard); N scales every phase
-  drill mock resume [ID]            resume an interrupted round (default: the latest one)
-  drill mock list                   list round definitions (bundled and in --decks dirs)
-  drill mock history                past rounds with their overall band
-  drill mock report ID [--md]       show a round's report; --md prints the Markdown export
-  drill mock report coding ID [--md]  a coding round's report (checks per phase, time, code)
-  drill mock grade FILE [--phase P] [--json]
-                                    run FILE as the coding round's train.py and grade what it
-                                    does (phases: skeleton, distributed, restart, torn,
-                                    monitoring; default all); exit 0 all checks hold, 1 not
-  drill mock contract               print the coding round's contract and dataset module
-  drill mock coding [--minutes N]   a coding round: write train.py beside the contract, ctrl+r
-                                    grades it by running it; files in DRILL_HOME/rounds/<id>/
-  drill mock coding resume [ID]     resume a coding round (default: the latest)
+A first word that is not a command is the round to play: `drill mock quick` = `drill mock play
+quick`; `drill mock` alone plays the standard round. `drill mock COMMAND --help` explains each.
 
 In a round: type into the answer boxes (autosaved every few seconds and on every phase change),
 F2 pause/resume, F3 next phase, F10 end the round, ctrl+s save now. At the end, confirm the
 pre-checked rubric checklist and save: weak cards are rated Again/Hard in your review schedule.
 """
+MINUTES_HELP = "compress or stretch the round to N minutes in total (every phase scales)"
+
+
+class _CommandOrRound(argparse._SubParsersAction):  # argparse's subcommand action
+    """Subcommands where the first word may instead name a round: a word that is no command is
+    handed to the `play` subcommand (`drill mock quick` runs as `drill mock play quick`). An
+    argument the subcommand does not take is its error (`drill mock list: error: ...`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.choices = None  # any first word is accepted: a round id or round file
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values and values[0] not in self._name_parser_map:
+            values = [PLAY, *values]
+        super().__call__(parser, namespace, values, option_string)
+        extra = vars(namespace).pop(argparse._UNRECOGNIZED_ARGS_ATTR, None)
+        if extra:
+            self._name_parser_map[values[0]].error(f"unrecognized arguments: {' '.join(extra)}")
+
+
+def _minutes_option(parser: argparse.ArgumentParser, default: object = None) -> None:
+    parser.add_argument("--minutes", type=float, metavar="N", default=default, help=MINUTES_HELP)
+
+
+def _command(sub: Any, name: str, func: Any, text: str, description: str = "") -> Any:
+    parser = sub.add_parser(
+        name,
+        help=text,
+        description=description or text[0].upper() + text[1:] + ".",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(run=func)
+    return parser
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "mock",
         help="timed 55-minute mock interview rounds with rubric grading",
-        description="Timed mock rounds shaped like the real interview.",
+        description="Timed mock rounds shaped like the real interview, and the coding round "
+        "(write train.py; it is graded by what it does).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "words",
-        nargs="*",
-        metavar="ROUND | list | history | report ID | resume [ID]",
-        help="a round id or round file (default: standard), or one of the commands below",
+    _minutes_option(parser)  # `drill mock --minutes N`: the standard round, rescaled
+    parser.set_defaults(func=handle, run=cmd_play, round="standard")
+    sub = parser.add_subparsers(
+        action=_CommandOrRound, dest="mock_command", metavar="[ROUND] | COMMAND"
     )
-    parser.add_argument(
-        "--minutes", type=float, help="compress or stretch the round to N minutes in total"
+    _add_round_commands(sub)
+    _add_coding_commands(sub)
+
+
+def _add_round_commands(sub: Any) -> None:
+    play = _command(
+        sub,
+        PLAY,
+        cmd_play,
+        "play a round in the TUI (default: standard; `drill mock ROUND` is the same)",
     )
-    parser.add_argument("--md", action="store_true", help="with `report`: print Markdown")
-    parser.add_argument(
+    play.add_argument(
+        "round",
+        nargs="?",
+        default="standard",
+        metavar="ROUND",
+        help="a round id (see `drill mock list`) or a round file",
+    )
+    _minutes_option(play, argparse.SUPPRESS)  # SUPPRESS: keeps `drill mock --minutes N play`
+
+    resume = _command(
+        sub,
+        "resume",
+        cmd_resume,
+        "resume an interrupted round, text or coding (default: the latest one)",
+    )
+    resume.add_argument("id", nargs="?", metavar="ID", help="the round's id (drill mock history)")
+
+    _command(sub, "list", cmd_list, "list round definitions (bundled and in --decks dirs)")
+    _command(sub, "history", cmd_history, "past rounds with their overall band")
+
+    report = _command(
+        sub,
+        "report",
+        cmd_report,
+        "show a round's report",
+        "Show a round's report: `drill mock report ID` a text round's (bands per phase, the "
+        "cards fed back), `drill mock report coding ID` a coding round's (checks per phase "
+        "with their evidence, time, code).",
+    )
+    report.add_argument("words", nargs="*", metavar="[coding] ID", help="the round's id")
+    report.add_argument("--md", action="store_true", help="print the full Markdown export")
+
+
+def _add_coding_commands(sub: Any) -> None:
+    grade = _command(
+        sub,
+        "grade",
+        cmd_grade,
+        "grade any script against the coding contract",
+        "Run FILE as the coding round's train.py (under torchrun, ranks killed and relaunched)\n"
+        "and grade what it does. Exit 0 when every check holds, 1 when one does not.",
+    )
+    grade.add_argument("file", nargs="?", metavar="FILE", help="the script to grade")
+    grade.add_argument(
         "--phase",
         action="append",
         metavar="P",
-        help="with `grade`: grade only this phase (repeatable; default: all)",
+        help=f"grade only this phase (repeatable; default: all): {', '.join(PHASES)}",
     )
-    parser.add_argument("--json", action="store_true", help="with `grade`: print result.json")
-    parser.set_defaults(func=handle)
+    grade.add_argument("--json", action="store_true", help="print result.json instead")
+
+    _command(sub, "contract", cmd_contract, "print the coding contract and the dataset module")
+
+    coding = _command(
+        sub,
+        "coding",
+        cmd_coding,
+        "the coding round: write train.py, graded by what it does",
+        "The coding round: train.py beside the contract in an editor, a phase clock; ctrl+r\n"
+        "grades it by running it. Files in DRILL_HOME/rounds/<id>/.",
+    )
+    _minutes_option(coding, argparse.SUPPRESS)
+    coding_sub = coding.add_subparsers(dest="coding_command", metavar="{resume}")
+    coding_resume = _command(
+        coding_sub, "resume", cmd_coding_resume, "resume a coding round (default: the latest)"
+    )
+    coding_resume.add_argument("id", nargs="?", metavar="ID", help="the coding round's id")
 
 
 def _deck_dirs(args: argparse.Namespace) -> list[Path]:
     from drill.paths import user_deck_dirs
 
     return [p for p in user_deck_dirs(getattr(args, "decks", None) or []) if p.is_dir()]
-
-
-def _open_store():  # -> MockStore (sqlmodel is imported here, not at module import)
-    from drill.mock.launch import open_store
-
-    return open_store()
 
 
 def _round_id(text: str) -> int:
@@ -97,48 +191,14 @@ def _round_id(text: str) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
-    words: list[str] = list(args.words)
-    command = words[0] if words and words[0] in COMMANDS else None
-    rest = words[1:] if command else words
-    if args.md and command != "report":
-        raise MockError("--md only goes with `drill mock report ID`")
-    if args.minutes is not None and not (math.isfinite(args.minutes) and args.minutes > 0):
-        raise MockError(f"--minutes must be a positive number, got {args.minutes:g}")
-    if (args.phase or args.json) and command != "grade":
-        raise MockError("--phase and --json only go with `drill mock grade FILE`")
-    if command == "coding":
-        return cmd_coding(rest, args.minutes)
-    if args.minutes is not None and command is not None:
+    """Check --minutes, then run the subcommand. Only starting a round takes --minutes; `drill
+    mock --minutes N list` parses it before `list`, so it is refused here."""
+    minutes = args.minutes
+    if minutes is not None and not (math.isfinite(minutes) and minutes > 0):
+        raise MockError(f"--minutes must be a positive number, got {minutes:g}")
+    if minutes is not None and args.run not in (cmd_play, cmd_coding):
         raise MockError("--minutes only goes with starting a round: drill mock [ROUND] --minutes N")
-    if command == "list":
-        return _no_extra(rest) or cmd_list(args)
-    if command == "history":
-        return _no_extra(rest) or cmd_history()
-    if command == "report":
-        if len(rest) == 2 and rest[0] == "coding":
-            return cmd_coding_report(_round_id(rest[1]), args.md)
-        if len(rest) != 1:
-            raise MockError("usage: drill mock report [coding] ID [--md]")
-        return cmd_report(_round_id(rest[0]), args.md)
-    if command == "grade":
-        if len(rest) != 1:
-            raise MockError("usage: drill mock grade FILE [--phase P] [--json]")
-        return cmd_grade(Path(rest[0]), args.phase or list(PHASES), args.json)
-    if command == "contract":
-        return _no_extra(rest) or cmd_contract()
-    if command == "resume":
-        if len(rest) > 1:
-            raise MockError("usage: drill mock resume [ID]")
-        return cmd_resume(args, _round_id(rest[0]) if rest else None)
-    if len(rest) > 1:
-        raise MockError(f"one round at a time, got {' '.join(rest)!r} (see `drill mock --help`)")
-    return cmd_play(args, rest[0] if rest else "standard")
-
-
-def _no_extra(rest: list[str]) -> int:
-    if rest:
-        raise MockError(f"unexpected argument {rest[0]!r} (see `drill mock --help`)")
-    return 0
+    return args.run(args)
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -151,9 +211,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_history() -> int:
-    store = _open_store()
-    rows = store.history()
+def cmd_history(args: argparse.Namespace) -> int:
+    from drill.cli.services import open_services
+
+    with open_services(args) as services:
+        rows = services.mock_store.history()
     if not rows:
         print("No mock rounds yet. Start one with `drill mock`.")
         return 0
@@ -163,10 +225,22 @@ def cmd_history() -> int:
     return 0
 
 
-def cmd_report(round_id: int, markdown: bool) -> int:
+def cmd_report(args: argparse.Namespace) -> int:
+    words = list(args.words)
+    if len(words) == 2 and words[0] == "coding":
+        return cmd_coding_report(_round_id(words[1]), args.md)
+    if len(words) != 1:
+        raise MockError("usage: drill mock report [coding] ID [--md]")
+    from drill.cli.services import open_services
+
+    with open_services(args) as services:
+        report = services.mock_store.report(_round_id(words[0]))
+    return _text_report(report, args.md)
+
+
+def _text_report(report: Any, markdown: bool) -> int:  # report: RoundReport
     from drill.mock.report import clock
 
-    report = _open_store().report(round_id)
     if markdown:
         sys.stdout.write(report.to_markdown())
         return 0
@@ -203,27 +277,30 @@ def _play(run: Any, rate: Any) -> int:
     return 0
 
 
-def cmd_play(args: argparse.Namespace, name: str) -> int:
-    from drill.mock.launch import start_round
+def cmd_play(args: argparse.Namespace) -> int:
+    from drill.cli.services import open_services
 
-    return _play(*start_round(name, args.minutes, getattr(args, "decks", None) or None))
-
-
-def cmd_resume(args: argparse.Namespace, round_id: int | None) -> int:
-    from drill.mock.launch import latest_interrupted, open_store, resume_round
-
-    if round_id is None:
-        latest = latest_interrupted(open_store())
-        if latest is None:
-            raise MockError("no interrupted mock round to resume (see `drill mock history`)")
-        if latest[0] == "coding":
-            return _play_coding(latest[1])
-        round_id = latest[1]
-    return _play(*resume_round(round_id, getattr(args, "decks", None) or None))
+    with open_services(args) as services:
+        return _play(*services.start_mock(args.round, args.minutes))
 
 
-def cmd_contract() -> int:
-    from drill.mock.coding.contract import CONTRACT, DATASET_MODULE_FILE, dataset_source
+def cmd_resume(args: argparse.Namespace) -> int:
+    from drill.cli.services import open_services
+
+    round_id = _round_id(args.id) if args.id is not None else None
+    with open_services(args) as services:
+        if round_id is None:
+            latest = services.interrupted_mock()
+            if latest is None:
+                raise MockError("no interrupted mock round to resume (see `drill mock history`)")
+            if latest[0] == "coding":
+                return _play_coding(latest[1], services)
+            round_id = latest[1]
+        return _play(*services.resume_mock(round_id))
+
+
+def cmd_contract(args: argparse.Namespace) -> int:
+    from trainer_lab.grading import CONTRACT, DATASET_MODULE_FILE, dataset_source
 
     print(CONTRACT)
     print(f"--- {DATASET_MODULE_FILE} (the given dataset module; import it from train.py) ---")
@@ -242,63 +319,83 @@ def _print_checks(checks: list[dict[str, Any]]) -> None:
             print(indent + line)
 
 
-def cmd_grade(path: Path, phases: list[str], as_json: bool) -> int:
+def cmd_grade(args: argparse.Namespace) -> int:
+    if args.file is None:
+        raise MockError("usage: drill mock grade FILE [--phase P] [--json]")
+    phases: list[str] = args.phase or list(PHASES)
     unknown = [p for p in phases if p not in PHASES]
     if unknown:
         raise MockError(f"unknown phase {unknown[0]!r}; phases: {', '.join(PHASES)}")
+    path = Path(args.file)
     if not path.is_file():
         raise MockError(f"no such file: {path}")
     import json
 
-    from drill.mock.coding.grader import ScriptError, grade
     from drill.paths import new_run_dir, runs_dir
+    from trainer_lab.grading import LAB, ScriptError, grade
 
     def progress(message: str) -> None:
         print(f"  {message}", file=sys.stderr, flush=True)
 
-    out_dir = new_run_dir(runs_dir(), "mock-coding")
-    if not as_json:
+    out_dir = new_run_dir(runs_dir(), LAB)
+    if not args.json:
         print(f"Grading {path} against the coding contract ({', '.join(phases)})", file=sys.stderr)
     try:
-        result = grade(path, out_dir, phases=phases, on_progress=None if as_json else progress)
+        grading = grade(path, out_dir, phases, on_progress=None if args.json else progress)
     except ScriptError as error:
         raise MockError(str(error)) from None
-    from drill.mock.coding.history import record_grading
+    from drill.cli.services import open_services
 
-    record_grading(result, out_dir, lambda line: print(line, file=sys.stderr, flush=True))
-    if as_json:
-        print(json.dumps(result, indent=1, default=str))
+    def notice(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    try:
+        with open_services(args) as services:
+            services.record_grading(grading, out_dir, notice)
+    except (DrillError, DatabaseError) as error:  # the grading stands; only its log entry is lost
+        notice(f"drill mock: notice: this grading is not recorded in the run log: {error}")
+    if args.json:
+        print(json.dumps(dict(grading), indent=1, default=str))
     else:
-        _print_checks(list(result["checks"]))
-        causes = result["observations"].get("likely_causes") or []
-        if causes:
+        _print_checks(list(grading.checks))
+        if grading.likely_causes:
             print("Likely causes:")
-            for cause in causes:
+            for cause in grading.likely_causes:
                 print(textwrap.fill(cause, 100, initial_indent="  - ", subsequent_indent="    "))
-        passed = result["observations"]["checks_passed"]
-        total = result["observations"]["checks_total"]
-        print(f"{passed}/{total} checks hold ({result['duration_s']:.0f} s); result: {out_dir}")
-    return 0 if result["status"] == "ok" else 1
+        print(
+            f"{grading.passed}/{grading.total} checks hold ({grading.duration_s:.0f} s); "
+            f"result: {out_dir}"
+        )
+    return 0 if grading.ok else 1
 
 
-def cmd_coding(rest: list[str], minutes: float | None) -> int:
-    from drill.mock.coding.session import CodingSession
+def _coding_rounds() -> Path:
     from drill.paths import drill_home
 
-    rounds = drill_home() / "rounds"
-    if not rest:
-        session = CodingSession.create(rounds, minutes)
-    elif rest[0] == "resume" and len(rest) <= 2 and minutes is None:
-        if len(rest) == 2:
-            session = _coding_session(_round_id(rest[1]))
-        else:
-            latest = CodingSession.latest(rounds) if rounds.is_dir() else None
-            if latest is None:
-                raise MockError("no coding round to resume; start one with `drill mock coding`")
-            session = latest
+    return drill_home() / "rounds"
+
+
+def cmd_coding(args: argparse.Namespace) -> int:
+    from drill.cli.services import open_services
+    from drill.mock.coding.session import CodingSession
+
+    with open_services(args) as services:
+        return _play_coding(CodingSession.create(_coding_rounds(), args.minutes), services)
+
+
+def cmd_coding_resume(args: argparse.Namespace) -> int:
+    from drill.cli.services import open_services
+    from drill.mock.coding.session import CodingSession
+
+    if args.id is not None:
+        session = _coding_session(_round_id(args.id))
     else:
-        raise MockError("usage: drill mock coding [--minutes N] | drill mock coding resume [ID]")
-    return _play_coding(session)
+        rounds = _coding_rounds()
+        session = CodingSession.latest(rounds) if rounds.is_dir() else None
+        if session is None:
+            raise MockError("no coding round to resume; start one with `drill mock coding`")
+    with open_services(args) as services:
+        return _play_coding(session, services)
 
 
 def _coding_session(round_id: int) -> Any:
@@ -331,10 +428,11 @@ def cmd_coding_report(round_id: int, markdown: bool) -> int:
     return 0
 
 
-def _play_coding(session: Any) -> int:
+def _play_coding(session: Any, services: Services) -> int:
+    from drill.services import ServicesSlot
     from drill.tui.screens.coding_round import CodingApp
 
-    CodingApp(session).run()
+    CodingApp(session, ServicesSlot(services)).run()
     session.save()
     print(f"Coding round {session.round_id}: {session.script}")
     if session.finished:

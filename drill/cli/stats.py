@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 DESCRIPTION = """\
@@ -34,16 +33,11 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from drill.database import open_app_database
-    from drill.decks.loader import load_decks
-    from drill.paths import database_path
+    from drill.cli.services import open_services
     from drill.review.stats import stats_for
-    from drill.settings import load_settings
 
-    settings = load_settings()
-    decks = load_decks(getattr(args, "decks", None) or [])
-    open_app_database().close()  # create or migrate it first
-    stats = stats_for(decks, database_path(), settings, datetime.now(UTC))
+    with open_services(args) as services:
+        stats = stats_for(services.decks, services.db.path, services.settings, services.now())
     if args.json:
         print(json.dumps(stats.to_json(), indent=2))
         return 0

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 DESCRIPTION = """\
 Run every distinct lab linked from a card (once per lab and params), evaluate every card's
 `expect` claims and `predict` blocks (exactly one choice must hold), and print a table.
-Results are cached by (lab, params, code version): a second run is quick; --fresh reruns.
+Every lab run is kept in the run log; a second verify reuses the result of a run with the same
+(lab, params, world size, lab source version), so it is quick; --fresh reruns.
 Independent runs go concurrently within --jobs cores (longest first).
 --strength reruns each card's lab under each sabotage/debug setting of its SPEC and reports
 which breaks a claim; a card no sabotage breaks tests nothing.
@@ -112,6 +113,21 @@ class _Display:
             self.progress.update(task, description=self.escape(f"  {job.label()}{step} {message}"))
 
 
+def _open_run_log(console: Any) -> Any:
+    """The app database, where verify records its runs and finds its cache; None (every lab
+    runs, nothing is recorded) when it cannot be opened."""
+    from rich.markup import escape
+
+    from drill.database import open_app_database
+    from storage.errors import DatabaseError
+
+    try:
+        return open_app_database()
+    except (DatabaseError, OSError) as error:
+        console.print(f"[yellow]no run log, every lab runs: {escape(str(error))}[/yellow]")
+        return None
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
@@ -122,7 +138,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from drill.labs.schedule import default_budget
     from drill.labs.strength import run_strength, sabotaged_jobs
     from drill.labs.verify import ResultCache, code_version, linked_cards, plan_jobs, run_verify
-    from drill.paths import cache_dir, runs_dir
+    from drill.paths import runs_dir
 
     console = Console()
     deckset = load_decks(getattr(args, "decks", None), link_checks=lab_links.LAB_LINK_CHECKS)
@@ -138,7 +154,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         console.print("no card with a lab block to verify")
         return 1 if deckset.problems else 0
 
-    cache = ResultCache(cache_dir() / "verify", code_version())
+    db = _open_run_log(console)
+    cache = ResultCache(db, code_version())
     budget = args.jobs or default_budget()
     strength = getattr(args, "strength", False)
     if strength:
@@ -173,6 +190,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             console.print("[red]verify cancelled: every lab process it started was killed")
             return 130
+        finally:
+            if db is not None:
+                db.close()
     elapsed = time.monotonic() - started
     cached = sum(1 for job in report.jobs if job.cached)
     runs = f"{len(report.jobs)} lab run(s) ({cached} cached) within {budget} core(s)"

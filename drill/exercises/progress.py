@@ -1,17 +1,22 @@
-"""Exercise progress and attempts in the database (tables exercise_progress and exercise_attempt,
-storage/exercise_tables.py). Imports sqlmodel: keep it off the first-paint path."""
+"""Exercise progress (storage's exercise repository) and the exercise's checks (the run log).
+Its database calls import sqlmodel: keep them off the first-paint path."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from trainer_lab.result import LabResult, failed_checks
+from drill.runs.log import EXERCISE, RunLog, RunRecord
+from drill.times import utc_now
+
+ENDED = ("ok", "failed", "error", "timeout")  # a check that ran to a verdict
 
 if TYPE_CHECKING:
     from storage.db import Database
+    from storage.exercises import ProgressEntry
+    from trainer_lab.result import LabResult
 
 
 @dataclass(frozen=True)
@@ -35,96 +40,44 @@ class Progress:
         return "started" if self.started else "not started"
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 class ProgressStore:
-    def __init__(self, db: Database) -> None:
+    """Progress per exercise (storage's `db.exercises`) and its checks (the run log, kind
+    "exercise", written by drill.runs.recorder.RunRecorder)."""
+
+    def __init__(self, db: Database, now: Callable[[], datetime] = utc_now) -> None:
         self.db = db
-
-    def _row(self, session: Any, name: str, create: bool) -> Any:
-        from storage.db import to_db_time
-        from storage.exercise_tables import ExerciseProgress
-
-        row = session.get(ExerciseProgress, name)
-        if row is None and create:
-            row = ExerciseProgress(name=name, started_at=to_db_time(_now()))
-            session.add(row)
-        return row
+        self.now = now
 
     def get(self, name: str) -> Progress:
-        return self.all().get(name, Progress(name))
+        entry = self.db.exercises.get(name)
+        return Progress(name) if entry is None else _progress(entry)
 
     def all(self) -> dict[str, Progress]:
-        from sqlmodel import select
-
-        from storage.db import from_db_time
-        from storage.exercise_tables import ExerciseProgress
-
-        with self.db.session() as session:
-            rows = session.exec(select(ExerciseProgress)).all()
-            return {
-                r.name: Progress(r.name, r.attempts, r.hints_shown, r.solution_viewed,
-                                 r.last_status, from_db_time(r.solved_at), r.rated, True)
-                for r in rows
-            }  # fmt: skip
+        return {name: _progress(entry) for name, entry in self.db.exercises.all().items()}
 
     def started(self, name: str) -> None:
-        with self.db.session() as session:
-            self._row(session, name, create=True)
+        self.db.exercises.started(name, self.now())
 
     def hint_shown(self, name: str, count: int) -> None:
-        with self.db.session() as session:
-            row = self._row(session, name, create=True)
-            row.hints_shown = max(row.hints_shown, count)
+        self.db.exercises.hint_shown(name, count, self.now())
 
     def solution_viewed(self, name: str) -> None:
-        with self.db.session() as session:
-            self._row(session, name, create=True).solution_viewed = True
+        self.db.exercises.solution_viewed(name, self.now())
 
     def set_rated(self, name: str, rating: int) -> None:
-        with self.db.session() as session:
-            self._row(session, name, create=True).rated = rating
+        self.db.exercises.set_rated(name, rating, self.now())
 
-    def record_attempt(self, name: str, result: LabResult) -> Progress:
-        """Store one check's outcome; returns the progress before this attempt."""
-        from storage.db import to_db_time
-        from storage.exercise_tables import ExerciseAttempt
+    def record_check(self, name: str, result: LabResult) -> Progress:
+        """Count one check's outcome in the progress; returns the progress before it."""
+        before = self.db.exercises.checked(name, result["status"], self.now())
+        return Progress(name) if before is None else _progress(before)
 
-        before = self.get(name)
-        now = to_db_time(_now())
-        checks = result["checks"]
-        with self.db.session() as session:
-            row = self._row(session, name, create=True)
-            row.attempts += 1
-            row.last_status = result["status"]
-            row.last_checked_at = now
-            if result["status"] == "ok" and row.solved_at is None:
-                row.solved_at = now
-            session.add(
-                ExerciseAttempt(
-                    name=name,
-                    checked_at=now,
-                    status=result["status"],
-                    passed=sum(1 for c in checks if c["passed"]),
-                    total=len(checks),
-                    duration_s=result["duration_s"],
-                    failed_json=json.dumps([c["name"] for c in failed_checks(result)]),
-                    run_dir=result["out_dir"],
-                )
-            )
-        return before
+    def attempts(self, name: str) -> list[RunRecord]:
+        """The exercise's checks that ended (not cancelled) in the run log, oldest first."""
+        found = RunLog(self.db).runs(kinds=(EXERCISE,), name=name, statuses=ENDED, limit=10_000)
+        return list(reversed(found))
 
-    def attempts(self, name: str) -> list[dict[str, Any]]:
-        from sqlmodel import col, select
 
-        from storage.exercise_tables import ExerciseAttempt
-
-        with self.db.session() as session:
-            rows = session.exec(
-                select(ExerciseAttempt)
-                .where(ExerciseAttempt.name == name)
-                .order_by(col(ExerciseAttempt.id))
-            ).all()
-            return [r.model_dump() for r in rows]
+def _progress(entry: ProgressEntry) -> Progress:
+    return Progress(entry.name, entry.attempts, entry.hints_shown, entry.solution_viewed,
+                    entry.last_status, entry.solved_at, entry.rated, True)  # fmt: skip

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 from drill.errors import DrillError
 from drill.exercises.progress import Progress, ProgressStore
 from drill.review.ratings import RATING_NAMES as RATING_NAMES  # re-exported: the CLI, the screen
+from drill.runs.log import EXERCISE
+from drill.runs.recorder import RunRecorder
 from trainer_lab.exercises.catalogue import EXERCISES, UnknownExerciseError, get_exercise
 from trainer_lab.exercises.spec import ExerciseSpec
 
@@ -153,15 +155,24 @@ class ExerciseService:
         spec = self.spec(name)
         path = self._started_file(name)
         out_dir = new_run_dir(self.home / spec.name / "checks", "check")
+        recorder = RunRecorder(EXERCISE, db=self.db, open_db=None) if self.db else None
+        notices = []
+        if recorder is not None:
+            notices.append(recorder.start(spec.name, {}, spec.world_size, out_dir))
         try:
             result = check_exercise(spec, path, out_dir, cancel=cancel)
+            if recorder is not None:
+                notices.append(recorder.finish_result(result))
         except ScriptError as error:
             raise ExerciseError(str(error)) from None
+        finally:
+            if recorder is not None:
+                recorder.close()  # no result: the check's row is closed as cancelled
         solved = result["status"] == "ok"
-        outcome = CheckOutcome(result, solved)
+        outcome = CheckOutcome(result, solved, notices=[n for n in notices if n])
         if self.store is None or result["status"] == "cancelled":
             return outcome
-        before = self.store.record_attempt(name, result)
+        before = self.store.record_check(name, result)
         if solved and before.solved_at is None and before.rated is None:
             self._rate_cards(name, rating_for(before), outcome, rate)
         return outcome

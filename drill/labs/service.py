@@ -1,7 +1,7 @@
 """One lab run for a card (or for no card), as the lab panel drives it, without a screen.
 
 `LabRunService` owns the workflow the panel used to carry: the lab's form (catalogue params,
-world size), checking what the user typed, writing the history row, starting the
+world size), checking what the user typed, recording the run (drill.runs.recorder), starting the
 `RunController`, reporting progress, recording the end, scoring against the card's
 predict/expect (drill.labs.controller.score_outcome) and rating the card (through the review
 session when that session shows the card, else straight to the scheduler). Database failures
@@ -15,7 +15,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,9 @@ from drill import actions
 from drill.actions import Done
 from drill.errors import DrillError
 from drill.labs.controller import CERTAINTIES, LabOutcome, Prediction, RunController, Runner
+from drill.runs.log import LAB
+from drill.runs.recorder import RunRecorder
+from drill.times import utc_now
 
 if TYPE_CHECKING:
     from drill.database import Database
@@ -39,10 +42,6 @@ class FormError(ValueError):
 
 class UnknownLab(DrillError):
     """The card names a lab the catalogue does not have."""
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def describe_value(value: Any) -> str:
@@ -128,6 +127,7 @@ class LabRunService:
         self.rated: int | None = None
         self.finish_notice: str | None = None  # set when the end of the run was not recorded
         self._history: LabHistory | None = None
+        self.recorder = RunRecorder(LAB, db=db, open_db=None, now=now, clock=clock)
 
     # --- the form ------------------------------------------------------------------------
     @property
@@ -206,19 +206,16 @@ class LabRunService:
         started = self.now()
         out_dir = self._run_dir(started)
         notice = None
-        history = self.history()
-        if history is not None:
-            recorded = actions.write(
-                lambda: history.start(
-                    self.spec.name, request.params, request.world_size, out_dir, started,
-                    card_id=self.card.id if self.card else None, deck_id=self.deck_id,
-                    predicted=self.predicted_text(request.prediction),
-                    prediction=request.prediction,
-                )
+        if self.db is not None:
+            not_recorded = self.recorder.start(
+                self.spec.name, request.params, request.world_size, out_dir, started,
+                card_id=self.card.id if self.card else None, deck_id=self.deck_id,
+                predicted=self.predicted_text(request.prediction),
+                certainty=request.prediction.certainty if request.prediction else None,
             )  # fmt: skip
-            self.run_id = recorded.value
-            if not recorded.ok:
-                notice = f"{recorded.notice} (the run is not kept in the history)"
+            self.run_id = self.recorder.run_id
+            if not_recorded is not None:
+                notice = f"{not_recorded} (the run is not kept in the history)"
         self.controller = RunController(
             self.spec.name,
             request.params,
@@ -241,11 +238,12 @@ class LabRunService:
 
     def _record_finish(self, outcome: LabOutcome, took_s: float) -> None:
         # Runs on the runner's thread, before the controller reports itself finished.
-        history = self._history
-        if history is not None and self.run_id is not None:
-            run_id = self.run_id
-            done = actions.write(lambda: history.finish(run_id, outcome, took_s))
-            self.finish_notice = done.notice
+        from drill.labs.history import summarize
+
+        self.finish_notice = self.recorder.finish(
+            outcome.status, summarize(outcome), took_s,
+            prediction_right=outcome.right, suggested_rating=outcome.suggested_rating,
+        )  # fmt: skip
 
     def poll(self) -> RunProgress | None:
         """Progress since the last poll; None before the run started."""

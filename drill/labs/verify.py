@@ -1,7 +1,8 @@
 """`drill verify`: run every distinct linked lab once and hold each card's claims against it.
 
 Domain only (no printing): the CLI in drill/cli/verify.py renders progress and the table.
-Lab results are cached by (lab, params, world size, code version) so a second run is quick.
+Every lab run is recorded in the run log (kind "verify"); a second verify reuses the result of
+a run with the same (lab, params, world size, lab source version), so it is quick.
 """
 
 from __future__ import annotations
@@ -9,29 +10,37 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trainer_lab
+from drill import actions
 from drill.claims.grammar import evaluate, out_of_scope
 from drill.decks.loader import DeckSet
 from drill.decks.models import Card
 from drill.labs.schedule import Planned, default_budget, run_scheduled
 from drill.paths import new_run_dir
+from drill.runs.log import VERIFY, RunLog, RunRecord
+from drill.runs.recorder import RunRecorder
 from trainer_lab.catalogue import get_lab, resolve_world_size
 from trainer_lab.catalogue_types import ParamError
 from trainer_lab.result import (
+    RESULT_FILE,
     LabResult,
-    ResultFormatError,
     ended_result,
     error_message,
-    load_result_file,
+    read_result,
+    write_result,
 )
+
+if TYPE_CHECKING:
+    from storage.db import Database
+
+CACHEABLE = ("ok", "failed")  # a run that finished; an error or timeout is retried next time
 
 # run_job(job, out_dir, on_progress, cancel): runs in a worker thread; must honour cancel.
 RunLab = Callable[["LabJob", Path, Callable[[dict[str, Any]], None], threading.Event], LabResult]
@@ -130,62 +139,66 @@ def plan_jobs(cards: Iterable[LinkedCard]) -> list[LabJob]:
 
 
 class ResultCache:
-    """One JSON file per job key under `directory`: a copy of the job's result.json, read back
-    through the result contract (a damaged or foreign entry is a miss, never a crash)."""
+    """Verify's results are its runs in the run log (kind "verify"): a job's cached result is the
+    newest ok/failed verify run of the same lab, params, world size and lab source version whose
+    run dir still holds a result of the contract (a damaged or foreign one is a miss, never a
+    crash). Without a database (None, or one that cannot be read) every job runs."""
 
-    def __init__(self, directory: Path, version: str) -> None:
-        self.directory = directory
+    def __init__(self, db: Database | None, version: str) -> None:
+        self.db = db
         self.version = version
-        self._lock = threading.Lock()
 
-    def _path(self, job: LabJob) -> Path:
-        return self.directory / f"{job.cache_key(self.version)}.json"
+    def _find(self, job: LabJob, version: str | None, limit: int) -> list[RunRecord]:
+        if self.db is None:
+            return []
+        log = RunLog(self.db)
+        done = actions.read(
+            lambda: log.runs(
+                kinds=(VERIFY,),
+                name=job.lab,
+                params=dict(job.params),
+                world_size=job_world(job),
+                version=version,
+                statuses=CACHEABLE,
+                limit=limit,
+            )
+        )
+        return done.value or []
 
     def get(self, job: LabJob) -> LabResult | None:
-        try:
-            return load_result_file(self._path(job))
-        except ResultFormatError:
-            return None
-
-    def _durations_path(self) -> Path:
-        return self.directory / "durations.json"
-
-    def _durations(self) -> dict[str, float]:
-        try:
-            data = json.loads(self._durations_path().read_text())
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict):
-            return {}
-        return {
-            k: float(v)
-            for k, v in data.items()
-            if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e6
-        }
+        for record in self._find(job, self.version, limit=3):
+            result = read_result(record.run_dir)
+            if result is not None and result["status"] in CACHEABLE:
+                return result
+        return None
 
     def duration(self, job: LabJob) -> float | None:
         """The last measured run time of this job under any code version (an estimate)."""
-        return self._durations().get(job.cache_key(""))
+        for record in self._find(job, None, limit=1):
+            seconds = record.duration_s
+            if seconds is not None and 0 <= seconds < 1e6:
+                return seconds
+        return None
 
-    def record_duration(self, job: LabJob, seconds: float) -> None:
-        """Best effort (an estimate only): concurrent runs finish in worker threads."""
-        with self._lock:
-            durations = self._durations()
-            durations[job.cache_key("")] = round(seconds, 2)
-            tmp = self._durations_path().with_suffix(f".{os.getpid()}.tmp")
-            try:
-                self.directory.mkdir(parents=True, exist_ok=True)
-                tmp.write_text(json.dumps(durations))
-                tmp.replace(self._durations_path())
-            except OSError:
-                pass
+    def start(self, job: LabJob, out_dir: Path) -> RunRecorder:
+        """Record a verify run of `job` as started (a database that refuses costs a rerun)."""
+        recorder = RunRecorder(VERIFY, db=self.db, open_db=None)
+        if self.db is not None:
+            recorder.start(job.lab, dict(job.params), job_world(job), out_dir,
+                           version=self.version)  # fmt: skip
+        return recorder
 
-    def put(self, job: LabJob, result: LabResult) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        path = self._path(job)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(result))
-        tmp.replace(path)
+    def finish(self, recorder: RunRecorder, result: LabResult, out_dir: Path, took: float) -> None:
+        """Record the end; a finished result is kept in its run dir (where get() reads it)."""
+        if result["status"] in CACHEABLE and not (out_dir / RESULT_FILE).is_file():
+            with contextlib.suppress(OSError):  # an unwritable run dir costs a rerun, not this
+                write_result(out_dir, result)
+        recorder.finish_result(result, duration_s=took)
+        recorder.close()
+
+    def put(self, job: LabJob, result: LabResult, out_dir: Path, took: float = 0.0) -> None:
+        """Record a finished result of `job` produced elsewhere (e.g. a test's)."""
+        self.finish(self.start(job, out_dir), result, out_dir, took)
 
 
 def _fmt(value: Any) -> str:
@@ -228,12 +241,18 @@ def claim_rows(linked: LinkedCard, observations: dict[str, Any]) -> list[Row]:
     return rows
 
 
-def job_cores(job: LabJob) -> int:
-    """A W-rank run costs W cores (the lab's default world size when the card names none)."""
+def job_world(job: LabJob) -> int:
+    """The world size the job runs at (the lab's default when the card names none); 0 when the
+    lab is unknown and the card names none."""
     try:
         return resolve_world_size(get_lab(job.lab), job.world_size)
     except (KeyError, ValueError):
-        return job.world_size or 1
+        return job.world_size or 0
+
+
+def job_cores(job: LabJob) -> int:
+    """A W-rank run costs W cores."""
+    return job_world(job) or 1
 
 
 def job_estimate(job: LabJob, cache: ResultCache) -> float:
@@ -278,15 +297,17 @@ def run_jobs(
 
     def run_one(job: LabJob, cancel_event: threading.Event) -> JobOutcome:
         out_dir = new_run_dir(runs_dir, f"{job.lab}-{job.cache_key(cache.version)}")
+        recorder = cache.start(job, out_dir)
         started = time.monotonic()
-        result = run_job(
-            job, out_dir, lambda event: on_progress and on_progress(job, event), cancel_event
-        )
+        try:
+            result = run_job(
+                job, out_dir, lambda event: on_progress and on_progress(job, event), cancel_event
+            )
+        except BaseException:
+            recorder.close()  # no result: the row is closed as cancelled
+            raise
         duration = time.monotonic() - started
-        if result["status"] in ("ok", "failed"):
-            with contextlib.suppress(OSError):  # an unwritable cache costs a rerun, not this
-                cache.put(job, result)
-            cache.record_duration(job, duration)
+        cache.finish(recorder, result, out_dir, duration)
         return JobOutcome(job, result, False, duration)
 
     def failed(job: LabJob, error: BaseException) -> JobOutcome:

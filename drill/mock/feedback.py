@@ -19,17 +19,7 @@ def card_entries(decks: DeckSet) -> list[CardEntry]:
 
 def mastery(db: Database) -> dict[str, float]:
     """Card id -> FSRS stability in days, for every card reviewed at least once."""
-    from sqlmodel import Session, col, select
-
-    from storage.tables import CardState
-
-    with Session(db.engine) as session:
-        rows = session.exec(
-            select(CardState.card_id, CardState.stability).where(
-                col(CardState.stability).is_not(None)
-            )
-        ).all()
-    return {card_id: float(stability) for card_id, stability in rows}
+    return db.review.stabilities()
 
 
 def review_rater(db: Database, decks: DeckSet) -> RateCard:

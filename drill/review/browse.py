@@ -214,31 +214,17 @@ def apply_states(rows: Iterable[CardRow], db_path: Path) -> None:
 
 # --- row actions (each one committed write through the Database facade) -------------------------
 def set_suspended(db: Any, row: CardRow, suspended: bool) -> None:
-    db.set_suspended(row.card_id, row.deck_id, suspended)
+    db.review.set_suspended(row.card_id, row.deck_id, suspended)
 
 
 def set_buried(db: Any, row: CardRow, until: datetime | None) -> None:
-    db.set_buried(row.card_id, row.deck_id, until)
+    db.review.set_buried(row.card_id, row.deck_id, until)
 
 
 def reset_schedule(db: Any, row: CardRow) -> bool:
     """Make the card new again (FSRS state, lapses, leech flag and introduction cleared); the
     review log is kept, and so is a suspension. False when it had no schedule."""
-    from storage.tables import CardState
-
-    with db.session() as session:
-        state = session.get(CardState, row.card_id)
-        if state is None:
-            return False
-        for name in ("state", "step", "stability", "difficulty", "due", "last_review",
-                     "buried_until", "introduced_at"):  # fmt: skip
-            setattr(state, name, None)
-        state.reps = 0
-        state.lapses = 0
-        if hasattr(state, "leech"):
-            state.leech = False
-        session.add(state)
-        return True
+    return bool(db.review.reset_schedule(row.card_id))
 
 
 def history_lines(db_path: Path, card_id: str) -> list[str]:

@@ -65,25 +65,13 @@ def read_review_log(db: Database, deck_ids: set[str] | None = None) -> list[Logg
     """Every review in the log (of the decks in `deck_ids`, when given), oldest first. Rows with
     a rating outside 1..4 (a damaged file) and custom-study ratings that kept the card's
     schedule (see the module docstring) are skipped."""
-    from sqlmodel import col, select
-
-    from storage.tables import ReviewLog
-
-    query = select(
-        ReviewLog.card_id,
-        ReviewLog.deck_id,
-        ReviewLog.reviewed_at,
-        ReviewLog.rating,
-        ReviewLog.state_before,
-        ReviewLog.state_after,
-        ReviewLog.duration_ms,
-    ).order_by(col(ReviewLog.reviewed_at), col(ReviewLog.id))
-    with db.session() as session:
-        rows = list(session.exec(query))
     return [
-        LoggedReview(card_id, _utc(at), rating, _state_before(before), max(0, int(duration or 0)))
-        for card_id, deck_id, at, rating, before, after, duration in rows
-        if (deck_ids is None or deck_id in deck_ids)
-        and rating in (1, 2, 3, 4)
-        and not schedule_kept(before, after)
-    ]
+        LoggedReview(
+            r.card_id, _utc(r.reviewed_at), r.rating, _state_before(r.state_before),
+            max(0, int(r.duration_ms or 0)),
+        )
+        for r in db.review.log_rows()
+        if (deck_ids is None or r.deck_id in deck_ids)
+        and r.rating in (1, 2, 3, 4)
+        and not schedule_kept(r.state_before, r.state_after)
+    ]  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
@@ -14,15 +14,11 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from drill.review.ratings import RATING_NAMES
 from drill.settings import Settings
+from drill.times import utc_now
+from storage.schema_names import StateDict
 
 if TYPE_CHECKING:
     from storage.db import Database
-
-StateDict = dict[str, Any]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def make_scheduler(settings: Settings | None = None, *, fuzzing: bool = True) -> Scheduler:
@@ -149,7 +145,7 @@ def rate_card(
     moment = _as_utc(now or utc_now())
     settings = settings or Settings()
     scheduler = scheduler or make_scheduler(settings)
-    recorded = db.record_review(
+    recorded = db.review.record_review(
         card_id,
         deck_id,
         rating,

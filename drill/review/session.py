@@ -22,10 +22,12 @@ from drill.decks.loader import DeckSet
 from drill.decks.models import Card
 from drill.errors import StorageError
 from drill.review.queue import QueueEntry, next_day_start, queue_for, review_day
-from drill.review.scheduler import StateDict, make_scheduler, preview_intervals, rate_card, utc_now
+from drill.review.scheduler import make_scheduler, preview_intervals, rate_card
 from drill.review.study import StudyFilter, study_queue
 from drill.settings import Settings, load_settings
+from drill.times import utc_now
 from storage.db import Database
+from storage.schema_names import StateDict
 from storage.snapshot import read_snapshot
 
 
@@ -201,7 +203,7 @@ class ReviewSession:
         last = self._undo[-1]
         card_id = last.entry.card_id
         if last.kind == "rate":
-            if not self._db.undo_review(last.log_id):
+            if not self._db.review.undo_review(last.log_id):
                 return False
             self._states[card_id] = last.before
             self._hashes[card_id] = last.hash_before
@@ -209,7 +211,7 @@ class ReviewSession:
             self._reviewed -= 1
             self._again -= last.rating == 1
         else:
-            self._db.restore_flags(card_id, last.entry.deck_id, last.before)
+            self._db.review.restore_flags(card_id, last.entry.deck_id, last.before)
             self._states.pop(card_id, None)
         self._undo.pop()
         self._learning = [item for item in self._learning if item[2].card_id != card_id]
@@ -229,9 +231,9 @@ class ReviewSession:
         current, entry = self._current, self._current_entry
         if current is None or entry is None:
             return
-        before = self._db.card_state(current.card.id)
+        before = self._db.review.card_state(current.card.id)
         until = next_day_start(self._now(), self._settings.day_start_hour)
-        self._db.set_buried(current.card.id, current.deck_id, until)
+        self._db.review.set_buried(current.card.id, current.deck_id, until)
         self._undo.append(_Undoable("bury", entry, before))
         self._drop(current.card.id)
 
@@ -240,15 +242,15 @@ class ReviewSession:
         current, entry = self._current, self._current_entry
         if current is None or entry is None:
             return
-        before = self._db.card_state(current.card.id)
-        self._db.set_suspended(current.card.id, current.deck_id, True)
+        before = self._db.review.card_state(current.card.id)
+        self._db.review.set_suspended(current.card.id, current.deck_id, True)
         self._undo.append(_Undoable("suspend", entry, before))
         self._drop(current.card.id)
 
     # --- internals ---------------------------------------------------------------------------
     def _state(self, card_id: str) -> StateDict | None:
         if card_id not in self._states:
-            self._states[card_id] = self._db.card_state(card_id)
+            self._states[card_id] = self._db.review.card_state(card_id)
         return self._states[card_id]
 
     def _add_learning(self, due: datetime, entry: QueueEntry) -> None:

@@ -2,7 +2,8 @@
 
 Startup order keeps the first paint light: the home screen (and, with `start_review`, the first
 card) are painted from the deck cache and a read-only schedule snapshot; after that a worker thread
-loads the validated decks and the SQLModel repository, which review sessions write through.
+builds the app's services (drill.services: validated decks, the database and the services over
+them), which every screen reaches through `DrillHost.services` or the slot they arrive in.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from textual.worker import Worker, WorkerState
 
 from drill.errors import DrillError, StorageError
 from drill.review.due import FirstPaint
-from drill.tui.backend import AppOptions, Backend, Heavy, invalid_deck_notice
-from drill.tui.compat import QuietCrashes, debug_enabled
+from drill.services import Services
+from drill.tui.backend import AppOptions, invalid_deck_notice
+from drill.tui.compat import debug_enabled
+from drill.tui.host import DrillHost
 from drill.tui.screens.home import HomeScreen
 
 __all__ = ["AppOptions", "DrillApp", "run_app"]
 
 
-class DrillApp(QuietCrashes[int]):
+class DrillApp(DrillHost):
     TITLE = "drill"
     CSS_PATH = Path(__file__).with_name("drill.tcss")
 
@@ -33,14 +36,10 @@ class DrillApp(QuietCrashes[int]):
         *,
         on_card_painted: Callable[[str], None] | None = None,
     ) -> None:
-        super().__init__()
-        self.options = options or AppOptions()
-        self.backend = Backend(self.options)
+        super().__init__(options)
         self.on_card_painted = on_card_painted  # benchmark/test hook: card id after each paint
         self.load_error: str | None = None
-        self._heavy_done = asyncio.Event()
         self._notified_invalid = False
-        self.deck_titles: dict[str, str] = {}
         # Raises DrillError (e.g. a missing --decks dir, a damaged database) before any
         # screen exists: the CLI prints it as one line.
         self._first: FirstPaint | None = self._startup_read()
@@ -56,31 +55,13 @@ class DrillApp(QuietCrashes[int]):
             raise StorageError(actions.error_detail(done.error))
         return done.value
 
-    def light_read(self, deck_id: str | None = None) -> FirstPaint | None:
-        """The light read after startup; None (with a notice) when the database cannot be
-        read, so the screen keeps what it shows."""
-        from drill import actions
-
-        done = actions.read(lambda: self.backend.first_paint(deck_id))
-        if not done.ok:
-            self.notify(str(done.notice), severity="error", timeout=8)
-        return done.value
-
-    def deck_title(self, deck_id: str | None) -> str:
-        return "All decks" if deck_id is None else self.deck_titles.get(deck_id, deck_id)
-
-    async def wait_heavy(self) -> bool:
-        """Wait for the worker that loads decks + repository; False if it failed."""
-        await self._heavy_done.wait()
-        return self.backend.heavy is not None
-
     def card_painted(self, card_id: str) -> None:
         if self.on_card_painted is not None:
             self.on_card_painted(card_id)
-        self._start_heavy_load()  # no-op once started
+        self._start_loading_services()  # no-op once started
 
     # --- lifecycle ---------------------------------------------------------------------------
-    _heavy_worker: Worker[Heavy] | None = None
+    _load_worker: Worker[Services] | None = None
 
     def on_mount(self) -> None:
         self._drill_loop = asyncio.get_running_loop()
@@ -92,29 +73,29 @@ class DrillApp(QuietCrashes[int]):
             deck = None if self.options.start_review == "all" else self.options.start_review
             pushed = self.start_review(deck, startup if deck is None else None)
             if pushed and startup is not None:
-                return  # the heavy load starts once the first card is painted
+                return  # the services load once the first card is painted
         if startup is None:
-            self._start_heavy_load()  # cold start: nothing to paint until it is done
+            self._start_loading_services()  # cold start: nothing to paint until it is done
         else:
-            self.call_after_refresh(self._start_heavy_load)
+            self.call_after_refresh(self._start_loading_services)
 
-    def _start_heavy_load(self) -> None:
-        if self._heavy_worker is None:
-            self._heavy_worker = self.run_worker(
-                self._load_heavy, name="load-heavy", thread=True, exit_on_error=False
+    def _start_loading_services(self) -> None:
+        if self._load_worker is None:
+            self._load_worker = self.run_worker(
+                self._load_services, name="load-services", thread=True, exit_on_error=False
             )
 
-    def _load_heavy(self) -> Heavy:
-        # Runs in the worker thread. The event is set straight on the loop, not through the
-        # app's message queue: an action awaiting wait_heavy() may be holding that queue.
+    def _load_services(self) -> Services:
+        # Runs in the worker thread. The slot is settled straight on the loop, not through the
+        # app's message queue: an action awaiting wait_services() may be holding that queue.
         loop = self._drill_loop
         try:
-            return self.backend.load_heavy()
+            return self.backend.load()
         finally:
-            loop.call_soon_threadsafe(self._heavy_done.set)
+            loop.call_soon_threadsafe(self.slot.settle)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self._heavy_worker:
+        if event.worker is not self._load_worker:
             return
         if event.state == WorkerState.ERROR:
             error = event.worker.error
@@ -124,8 +105,8 @@ class DrillApp(QuietCrashes[int]):
             return
         if event.state != WorkerState.SUCCESS:
             return
-        await self._heavy_done.wait()  # set by the thread via the loop, normally already
-        for notice in self.backend.heavy.notices if self.backend.heavy else []:
+        services = await self.wait_services()  # settled by the thread via the loop
+        for notice in services.notices if services is not None else []:
             self.notify(notice, severity="warning", timeout=10)
         self.run_worker(self._daily_backup, name="daily-backup", thread=True, exit_on_error=False)
         from drill.tui.screens.review import ReviewScreen
@@ -137,7 +118,7 @@ class DrillApp(QuietCrashes[int]):
                     self._notify_invalid(data.invalid_paths)
                 screen.show(data)
             elif isinstance(screen, ReviewScreen):
-                await screen.on_heavy_loaded()
+                await screen.on_services_loaded()
         if self.options.start_study is not None:  # `drill study`: once the decks are loaded
             from drill.tui.screens.study_form import start_study
 
@@ -162,10 +143,11 @@ class DrillApp(QuietCrashes[int]):
         from drill.tui.screens.review import ReviewScreen
 
         title = self.deck_title(deck_id)
-        if self.backend.heavy is not None:
+        services = self.services
+        if services is not None:
             from drill import actions
 
-            done = actions.read(lambda: self.backend.new_session(deck_id))
+            done = actions.read(lambda: services.review_session(deck_id))
             session = done.value
             if session is None:
                 self.notify(str(done.notice), severity="error", timeout=8)

@@ -1,31 +1,26 @@
 """What the TUI needs from the domain layer, in two speeds.
 
 `Backend.first_paint()` is the light read path (deck cache + a read-only schedule snapshot):
-enough to paint the home screen and the first review card. `Backend.load_heavy()` imports the
-validated decks (pydantic) and opens the database repository; the app runs it in a worker
-thread after the first paint. Review sessions and every write need the heavy part. No widget
-imports here.
+enough to paint the home screen and the first review card. `Backend.load()` builds the app's
+services (drill.services: validated decks, the database, the services over them); the app runs
+it in a worker thread after the first paint and screens wait on `Backend.slot`. Review
+sessions and every write need the services. No widget imports here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drill.review.due import FirstPaint, first_paint
+from drill.services import Services, ServicesSlot, system_now
 
 if TYPE_CHECKING:
-    from drill.database import Database
-    from drill.decks.loader import DeckSet
-    from drill.review.session import ReviewSession
     from drill.review.study import StudyFilter
-
-
-def system_now() -> datetime:
-    return datetime.now(UTC)
+    from drill.settings import Settings
 
 
 @dataclass
@@ -50,25 +45,27 @@ class AppOptions:
         return cls(deck_dirs=[Path(d) for d in decks])
 
 
-@dataclass
-class Heavy:
-    decks: DeckSet
-    db: Database
-    notices: list[str] = field(default_factory=list)  # shown once the app has them
-
-
 class Backend:
+    """The light read (first paint) and the one load that builds the app's services."""
+
     def __init__(self, options: AppOptions) -> None:
         from drill.settings import load_settings
 
         self.options = options
-        self.heavy: Heavy | None = None
+        self.slot = ServicesSlot()
         # Read once, up front: a bad settings file is a clear error before any screen.
-        self.settings = load_settings()
+        self._settings = load_settings()
+
+    @property
+    def settings(self) -> Settings:
+        """The services' settings once loaded (adopting FSRS parameters changes them)."""
+        services = self.slot.ready
+        return services.settings if services is not None else self._settings
 
     def first_paint(self, deck_id: str | None = None) -> FirstPaint | None:
         """The light read; None when the deck cache is stale or the database needs migrating
-        (load_heavy() fixes both, so calling this again afterwards succeeds)."""
+        (load() fixes both, so calling this again afterwards succeeds)."""
+        services = self.slot.ready
         return first_paint(
             self.options.deck_dirs,
             deck_id=deck_id,
@@ -76,52 +73,28 @@ class Backend:
             now=self.options.now(),
             settings=self.settings,
             # once loaded, the validated decks answer (the cache may be unwritable)
-            index=self.heavy.decks.index if self.heavy is not None else None,
+            index=services.decks.index if services is not None else None,
         )
 
-    def load_heavy(self) -> Heavy:
-        """Validate decks (refreshing the cache) and open/migrate the database. Thread-safe to
-        call from a worker: it touches no widgets."""
-        from drill.database import open_app_database
-        from drill.decks.loader import load_decks
-        from drill.review.history_merge import merge_replaced_history
+    def load(self) -> Services:
+        """Build the services (drill.services.load_services) and put them in the slot; the
+        caller settles the slot on the event loop. Thread-safe to call from a worker: it
+        touches no widgets."""
+        from drill.services import load_services
 
-        decks = load_decks(self.options.deck_dirs, include_bundled=self.options.include_bundled)
-        db = open_app_database()
-        _report, notice = merge_replaced_history(decks, db)  # before any session reads state
-        self.heavy = Heavy(decks, db, [notice] if notice else [])
-        return self.heavy
-
-    def new_session(self, deck_id: str | None) -> ReviewSession:
-        from drill.review.session import ReviewSession
-
-        if self.heavy is None:
-            raise RuntimeError("new_session() before load_heavy()")
-        return ReviewSession(
-            self.heavy.decks,
-            self.heavy.db,
-            deck_id=deck_id,
-            settings=self.settings,
+        services = load_services(
+            self.options.deck_dirs,
+            include_bundled=self.options.include_bundled,
+            settings=self._settings,
             now=self.options.now,
         )
-
-    def new_study_session(self, chosen: StudyFilter) -> ReviewSession:
-        """A custom-study session (drill/review/study.py says how it treats the schedule)."""
-        from drill.review.session import ReviewSession
-
-        if self.heavy is None:
-            raise RuntimeError("new_study_session() before load_heavy()")
-        return ReviewSession(
-            self.heavy.decks,
-            self.heavy.db,
-            settings=self.settings,
-            now=self.options.now,
-            study=chosen,
-        )
+        self.slot.put(services)
+        return services
 
     def close(self) -> None:
-        if self.heavy is not None:
-            self.heavy.db.close()
+        services = self.slot.ready
+        if services is not None:
+            services.close()
 
 
 def invalid_deck_notice(paths: Iterable[Path]) -> str | None:

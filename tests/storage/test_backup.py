@@ -40,7 +40,7 @@ def cards(path: Path) -> list[str]:
 def db_path(tmp_path: Path) -> Path:
     path = tmp_path / "home" / "drill.sqlite3"
     db = open_database(path)
-    db.record_review("alpha", "basics", 3, T0, 10, "h", schedule)
+    db.review.record_review("alpha", "basics", 3, T0, 10, "h", schedule)
     db.close()
     return path
 
@@ -52,7 +52,7 @@ def test_no_database_no_backup(tmp_path: Path) -> None:
 
 def test_auto_backup_copies_what_is_committed_even_while_the_wal_holds_it(db_path: Path) -> None:
     db = open_database(db_path)  # stays open: its commit sits in the WAL, not in the file yet
-    db.record_review("beta", "basics", 3, T0, 10, "h", schedule)
+    db.review.record_review("beta", "basics", 3, T0, 10, "h", schedule)
     assert db_path.with_name("drill.sqlite3-wal").stat().st_size > 0
     made = auto_backup(db_path, T0)
     db.close()
@@ -111,10 +111,10 @@ def test_restore_brings_back_the_backup_and_keeps_the_current_database(
 ) -> None:
     backup = backup_database(db_path, tmp_path / "b.sqlite3", T0)
     db = open_database(db_path)  # another copy of drill has it open during the restore
-    db.record_review("beta", "basics", 3, T0, 10, "h", schedule)
+    db.review.record_review("beta", "basics", 3, T0, 10, "h", schedule)
     saved = restore_database(db_path, backup, T0)
-    assert db.card_state("beta") is None and db.card_state("alpha") is not None
-    db.record_review("gamma", "basics", 3, T0, 10, "h", schedule)  # still usable afterwards
+    assert db.review.card_state("beta") is None and db.review.card_state("alpha") is not None
+    db.review.record_review("gamma", "basics", 3, T0, 10, "h", schedule)  # still usable afterwards
     db.close()
     assert cards(db_path) == ["alpha", "gamma"]
     assert saved is not None and "before-restore" in saved.name

@@ -51,11 +51,14 @@ def _garble(path: Path, first_page: int, pages: int) -> None:
 
 def _review_calls(db: Database) -> dict[str, Callable[[], Any]]:
     return {
-        "card_state": lambda: [db.card_state(f"card-{i}") for i in range(200)],
-        "reviews": db.reviews,
-        "review_count": db.review_count,
-        "record_review": lambda: db.record_review("card-7", "deck", 3, T0, 10, "h", schedule),
-        "set_buried": lambda: db.set_buried("card-8", "deck", T0),
+        "card_state": lambda: [db.review.card_state(f"card-{i}") for i in range(200)],
+        "reviews": db.review.reviews,
+        "review_count": db.review.review_count,
+        "record_review": lambda: db.review.record_review(
+            "card-7", "deck", 3, T0, 10, "h", schedule
+        ),
+        "set_buried": lambda: db.review.set_buried("card-8", "deck", T0),
+        "run_log": lambda: db.runs.start("lab", "resume", {}, 2, "/r", T0),  # writes every index
         "snapshot": lambda: read_snapshot(db.path, strict=True),
     }
 
@@ -114,18 +117,19 @@ def test_a_garbled_header_after_open_fails_the_next_read(tmp_path: Path) -> None
     db.close()  # pooled connections closed; the next call opens a new one
     _garble(path, 0, 1)
     with pytest.raises(DatabaseError) as caught:
-        db.card_state("card-1")
+        db.review.card_state("card-1")
     _assert_one_line(caught.value, path)
 
 
 @pytest.mark.parametrize(
     ("update", "call"),
     [
-        ("UPDATE card_state SET due = 'not a time'", lambda db: db.card_state("card-1")),
-        ("UPDATE card_state SET due = 'not a time'", lambda db: db.set_buried("card-1", "d", T0)),
+        ("UPDATE card_state SET due = 'not a time'", lambda db: db.review.card_state("card-1")),
+        ("UPDATE card_state SET due = 'not a time'",
+         lambda db: db.review.set_buried("card-1", "d", T0)),
         ("UPDATE card_state SET last_review = x'00ff'",
-         lambda db: db.record_review("card-1", "d", 3, T0, 10, "h", schedule)),
-        ("UPDATE review_log SET state_before = '{not json'", lambda db: db.undo_review(2)),
+         lambda db: db.review.record_review("card-1", "d", 3, T0, 10, "h", schedule)),
+        ("UPDATE review_log SET state_before = '{not json'", lambda db: db.review.undo_review(2)),
         ("UPDATE card_state SET due = 'not a time'",
          lambda db: read_snapshot(db.path, strict=True)),
     ],
@@ -135,8 +139,8 @@ def test_garbage_in_a_column_is_a_database_error(
 ) -> None:
     path = tmp_path / "drill.sqlite3"
     db = open_database(path)
-    db.record_review("card-1", "deck", 3, T0, 10, "h", schedule)
-    db.record_review("card-1", "deck", 3, T0, 10, "h", schedule)
+    db.review.record_review("card-1", "deck", 3, T0, 10, "h", schedule)
+    db.review.record_review("card-1", "deck", 3, T0, 10, "h", schedule)
     conn = sqlite3.connect(path)
     conn.execute(update)
     conn.commit()
@@ -154,8 +158,8 @@ def test_an_error_raised_by_the_callers_schedule_passes_unchanged(tmp_path: Path
         raise ValueError("rating must be 1..4")
 
     with pytest.raises(ValueError, match=r"rating must be 1\.\.4"):
-        db.record_review("card-1", "deck", 9, T0, 10, "h", bad_schedule)
-    assert db.card_state("card-1") is None  # nothing written
+        db.review.record_review("card-1", "deck", 9, T0, 10, "h", bad_schedule)
+    assert db.review.card_state("card-1") is None  # nothing written
     db.close()
 
 
@@ -171,11 +175,11 @@ def test_a_write_lock_held_past_the_busy_timeout_is_a_database_error(
     other.execute("BEGIN IMMEDIATE")  # another copy of drill in the middle of a write
     try:
         with pytest.raises(DatabaseError, match="is busy") as caught:
-            db.set_suspended("card-1", "deck")
+            db.review.set_suspended("card-1", "deck")
         _assert_one_line(caught.value, path)
     finally:
         other.execute("ROLLBACK")
         other.close()
-    db.set_suspended("card-1", "deck")  # fine once the lock is gone
-    assert db.card_state("card-1")["suspended"] is True  # type: ignore[index]
+    db.review.set_suspended("card-1", "deck")  # fine once the lock is gone
+    assert db.review.card_state("card-1")["suspended"] is True  # type: ignore[index]
     db.close()

@@ -59,10 +59,10 @@ def test_migration_from_v1_keeps_data(tmp_path: Path) -> None:
     assert read_snapshot(path) is None  # the light reader refuses an old schema
 
     db = open_database(path)
-    state = db.card_state("alpha")
+    state = db.review.card_state("alpha")
     assert state is not None and state["due"] == datetime(2026, 3, 5, 12, tzinfo=UTC)
     assert state["introduced_at"] == datetime(2026, 3, 2, 12, tzinfo=UTC)  # backfilled by v2
-    (log,) = db.reviews("alpha")
+    (log,) = db.review.reviews("alpha")
     assert (log.rating, log.duration_ms, log.content_hash) == (3, 1500, None)
     db.close()
     conn = sqlite3.connect(path)
@@ -92,7 +92,7 @@ def test_two_connections_write_concurrently(tmp_path: Path) -> None:
         try:
             start.wait()
             for i in range(40):
-                db.record_review(f"{prefix}{i % 5}", "d", 3, T0, 100, "h", schedule_after)
+                db.review.record_review(f"{prefix}{i % 5}", "d", 3, T0, 100, "h", schedule_after)
         except BaseException as error:  # collected and asserted below
             errors.append(error)
 
@@ -103,21 +103,21 @@ def test_two_connections_write_concurrently(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert errors == []
-    assert first.review_count() == 80
-    assert first.card_state("a0")["reps"] == 8  # type: ignore[index]
-    assert second.card_state("b4")["reps"] == 8  # type: ignore[index]
+    assert first.review.review_count() == 80
+    assert first.review.card_state("a0")["reps"] == 8  # type: ignore[index]
+    assert second.review.card_state("b4")["reps"] == 8  # type: ignore[index]
 
 
 def test_undo_restores_state_and_deletes_log_row(tmp_path: Path) -> None:
     db = open_database(tmp_path / "u.sqlite3")
-    first = db.record_review("alpha", "basics", 3, T0, 10, "h1", schedule_after)
-    second = db.record_review("alpha", "basics", 3, T0, 10, "h1", schedule_after)
-    assert db.undo_review(first.log_id) is False  # not the newest review of the card
-    assert db.undo_review(second.log_id) is True
-    assert db.card_state("alpha")["reps"] == 1  # type: ignore[index]
-    assert [r.id for r in db.reviews("alpha")] == [first.log_id]
-    assert db.undo_review(first.log_id) is True
-    assert db.card_state("alpha") is None and db.reviews() == []
+    first = db.review.record_review("alpha", "basics", 3, T0, 10, "h1", schedule_after)
+    second = db.review.record_review("alpha", "basics", 3, T0, 10, "h1", schedule_after)
+    assert db.review.undo_review(first.log_id) is False  # not the newest review of the card
+    assert db.review.undo_review(second.log_id) is True
+    assert db.review.card_state("alpha")["reps"] == 1  # type: ignore[index]
+    assert [r.id for r in db.review.reviews("alpha")] == [first.log_id]
+    assert db.review.undo_review(first.log_id) is True
+    assert db.review.card_state("alpha") is None and db.review.reviews() == []
 
 
 def test_snapshot_reads_what_the_repository_wrote(tmp_path: Path) -> None:
@@ -125,9 +125,9 @@ def test_snapshot_reads_what_the_repository_wrote(tmp_path: Path) -> None:
     assert read_snapshot(path).schedules == {}  # type: ignore[union-attr]
     assert not path.exists()  # the light reader never creates the file
     db = open_database(path)
-    db.record_review("alpha", "basics", 3, T0, 10, "h1", schedule_after)
-    db.set_suspended("beta", "basics")
-    db.set_buried("gamma", "basics", T0 + timedelta(hours=16))
+    db.review.record_review("alpha", "basics", 3, T0, 10, "h1", schedule_after)
+    db.review.set_suspended("beta", "basics")
+    db.review.set_buried("gamma", "basics", T0 + timedelta(hours=16))
     snapshot = read_snapshot(path)
     assert snapshot is not None
     alpha, beta, gamma = (snapshot.schedules[c] for c in ("alpha", "beta", "gamma"))
@@ -146,7 +146,7 @@ from storage.db import open_database
 
 db = open_database(__import__("pathlib").Path(sys.argv[1]))
 for i in range(25):
-    db.record_review(f"{sys.argv[2]}{i % 3}", "d", 3, datetime.now(UTC), 5, "h",
+    db.review.record_review(f"{sys.argv[2]}{i % 3}", "d", 3, datetime.now(UTC), 5, "h",
                      lambda before: {"state": 2, "due": datetime.now(UTC)})
 print("done", flush=True)
 """
@@ -166,7 +166,7 @@ def test_two_processes_create_migrate_and_write_the_same_file(tmp_path: Path) ->
     results = [proc.communicate(timeout=120) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], results
     db = open_database(path)
-    assert db.review_count() == 50
+    assert db.review.review_count() == 50
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION

@@ -1,5 +1,5 @@
 """Schema v5 adds the exercise tables: a v4 database migrates with its rows kept and then stores
-exercise progress and attempts."""
+exercise progress (its checks are runs in the run log since v6)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlmodel import select
-
 from storage.db import open_database
-from storage.exercise_tables import ExerciseAttempt, ExerciseProgress
 from storage.integrity import _schema, expected_schema
 from storage.migrations import LATEST_VERSION, migrate
 
@@ -28,18 +25,14 @@ def test_a_v4_database_gets_the_exercise_tables_and_keeps_its_rows(tmp_path: Pat
     assert "exercise_progress" not in _schema(conn)
     conn.close()
     db = open_database(path)
-    assert db.card_state("alpha") is not None
-    with db.session() as session:
-        session.add(ExerciseProgress(name="ddp-by-hand", started_at=T0, hints_shown=1))
-        attempt = ExerciseAttempt(
-            name="ddp-by-hand", checked_at=T0, status="failed", passed=0, total=2,
-            duration_s=6.5, failed_json="[]", run_dir="/r",
-        )  # fmt: skip
-        session.add(attempt)
-    with db.session() as session:
-        assert session.exec(select(ExerciseProgress)).one().hints_shown == 1
-        assert session.exec(select(ExerciseAttempt)).one().status == "failed"
+    assert db.review.card_state("alpha") is not None
+    db.exercises.hint_shown("ddp-by-hand", 1, T0)
+    before = db.exercises.checked("ddp-by-hand", "failed", T0)
+    assert before is not None and before.attempts == 0
+    entry = db.exercises.get("ddp-by-hand")
+    assert entry is not None and (entry.hints_shown, entry.attempts) == (1, 1)
+    assert entry.last_status == "failed" and entry.solved_at is None
     db.close()
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION == 5
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
     assert _schema(conn) == expected_schema(LATEST_VERSION)

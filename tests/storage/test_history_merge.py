@@ -18,7 +18,7 @@ def review(db: Database, card_id: str, at: datetime, reps: int = 1) -> None:
         return {"state": 2, "due": at + timedelta(days=3), "last_review": at,
                 "stability": 3.0, "difficulty": 5.0, "reps": reps}  # fmt: skip
 
-    db.record_review(card_id, "old-deck", 3, at, 100, "h", schedule)
+    db.review.record_review(card_id, "old-deck", 3, at, 100, "h", schedule)
 
 
 def table(path: Path, sql: str) -> list[tuple]:
@@ -80,7 +80,7 @@ def test_v3_database_gets_the_leech_column(tmp_path: Path) -> None:
     )
     conn.close()
     db = open_database(path)
-    state = db.card_state("alpha")
+    state = db.review.card_state("alpha")
     assert state is not None and state["leech"] is False and state["lapses"] == 9
     db.close()
     assert table(path, "PRAGMA user_version") == [(LATEST_VERSION,)]

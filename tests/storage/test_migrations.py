@@ -16,7 +16,6 @@ from sqlmodel import SQLModel, select
 import storage
 from storage.db import DatabaseError, open_database
 from storage.integrity import _schema, expected_schema
-from storage.lab_tables import LabRunRow
 from storage.migrations import LATEST_VERSION, migrate
 from storage.mock_tables import MockGrade, MockPrompt, MockReport, MockRound
 from storage.snapshot import read_snapshot
@@ -32,12 +31,12 @@ def _all_table_modules() -> list[str]:
     return names
 
 
-def test_schema_version_is_5() -> None:
-    assert LATEST_VERSION == 5
+def test_schema_version_is_6() -> None:
+    assert LATEST_VERSION == 6
 
 
 def test_every_sqlmodel_table_is_created_by_the_migrations() -> None:
-    assert {"tables", "mock_tables", "lab_tables"} <= set(_all_table_modules())
+    assert {"tables", "mock_tables", "exercise_tables", "run_tables"} <= set(_all_table_modules())
     migrated = expected_schema(LATEST_VERSION)
     for name, table in SQLModel.metadata.tables.items():
         assert name in migrated, f"{name} has a model but no migration creates it"
@@ -85,26 +84,25 @@ def test_a_v2_database_migrates_to_the_latest_and_keeps_every_row(tmp_path: Path
     assert read_snapshot(path) is None  # the light reader leaves an old schema to the slow path
 
     db = open_database(path)
-    state = db.card_state("alpha")
+    state = db.review.card_state("alpha")
     assert state is not None and state["due"] == datetime(2026, 3, 5, 12, tzinfo=UTC)
-    assert [(r.rating, r.duration_ms) for r in db.reviews("alpha")] == [(3, 1500)]
+    assert [(r.rating, r.duration_ms) for r in db.review.reviews("alpha")] == [(3, 1500)]
     with db.session() as session:
         (mock,) = session.exec(select(MockRound)).all()
         assert (mock.round_key, mock.status) == ("standard", "done")
         assert session.exec(select(MockPrompt)).one().answer == "my answer"
         assert session.exec(select(MockGrade)).one().checked is True
         assert session.exec(select(MockReport)).one().overall_score == 0.75
-        lab = session.exec(select(LabRunRow)).one()
-        assert (lab.lab, lab.rating, lab.run_dir) == ("resume", 3, "/runs/resume-1")
-        session.add(LabRunRow(lab="ddp", params_json="{}", world_size=2, started_at=T0,
-                              run_dir="/runs/ddp-1"))  # fmt: skip
+    (lab,) = db.runs.find()
+    assert (lab.kind, lab.name, lab.rating, lab.run_dir) == ("lab", "resume", 3, "/runs/resume-1")
+    db.runs.start("lab", "ddp", {}, 2, "/runs/ddp-1", T0)
     db.close()
 
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION
     # same tables, columns and indexes as a new file
     assert _schema(conn) == expected_schema(LATEST_VERSION)
-    assert conn.execute("SELECT count(*) FROM lab_run").fetchone()[0] == 2
+    assert conn.execute("SELECT count(*) FROM run_log").fetchone()[0] == 2
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -114,11 +112,8 @@ def test_a_v2_database_without_mock_and_lab_tables_gets_them(tmp_path: Path) -> 
     migrate(conn, target=2)
     conn.close()
     db = open_database(path)
-    with db.session() as session:
-        session.add(LabRunRow(lab="ddp", params_json="{}", world_size=2, started_at=T0,
-                              run_dir="/runs/ddp-1"))  # fmt: skip
-    with db.session() as session:
-        assert session.exec(select(LabRunRow)).one().lab == "ddp"
+    db.runs.start("lab", "ddp", {}, 2, "/runs/ddp-1", T0)
+    assert [r.name for r in db.runs.find(kinds=["lab"])] == ["ddp"]
     db.close()
     assert _schema(sqlite3.connect(path)) == expected_schema(LATEST_VERSION)
 

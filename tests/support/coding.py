@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from drill.mock.coding.grader import grade
+from trainer_lab.grading import grade
 from trainer_lab.result import LabResult
 
 
@@ -14,7 +14,7 @@ def grade_source(
     tmp_path.mkdir(parents=True, exist_ok=True)
     script = tmp_path / "train.py"
     script.write_text(source)
-    return grade(script, tmp_path / "out", phases=phases, timeout_s=timeout_s)
+    return grade(script, tmp_path / "out", phases, timeout_s=timeout_s).result
 
 
 def failed(result: LabResult) -> list[str]:

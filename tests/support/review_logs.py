@@ -11,11 +11,10 @@ from pathlib import Path
 from storage.db import open_database
 from storage.schema_names import (
     CARD_STATE,
-    EXERCISE_ATTEMPT,
-    LAB_RUN,
     MOCK_REPORT,
     MOCK_ROUND,
     REVIEW_LOG,
+    RUN_LOG,
 )
 
 FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy stores datetimes on SQLite (UTC, no offset)
@@ -75,13 +74,14 @@ class LogBuilder:
         )
 
     def lab(self, certainty: str, right: bool, at: datetime) -> None:
-        self.labs.append(("resume", "{}", 2, ts(at), "ok", "{}", "/tmp/x", certainty, right))
+        self.labs.append(("lab", "resume", "{}", 2, ts(at), "ok", "{}", "/tmp/x", certainty, right))
 
     def mock(self, at: datetime, round_key: str, score: float, band: str) -> None:
         self.mocks.append((at, round_key, score, band))
 
     def exercise(self, at: datetime, name: str, status: str, passed: int, total: int) -> None:
-        self.checks.append((name, ts(at), status, passed, total, 1.5, "[]", "/tmp/x"))
+        self.checks.append(("exercise", name, "{}", 0, ts(at), ts(at), status, passed, total,
+                            1.5, "{}", "/tmp/x"))  # fmt: skip
 
     def write(self) -> Path:
         conn = sqlite3.connect(self.path)
@@ -105,13 +105,15 @@ class LogBuilder:
                 self.logs,
             )
             conn.executemany(
-                f"INSERT INTO {LAB_RUN} (lab, params_json, world_size, started_at, status, "
-                "summary_json, run_dir, certainty, prediction_right) VALUES (?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {RUN_LOG} (kind, name, params_json, world_size, started_at, "
+                "status, summary_json, run_dir, certainty, prediction_right) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)",
                 self.labs,
             )
             conn.executemany(
-                f"INSERT INTO {EXERCISE_ATTEMPT} (name, checked_at, status, passed, total, "
-                "duration_s, failed_json, run_dir) VALUES (?,?,?,?,?,?,?,?)",
+                f"INSERT INTO {RUN_LOG} (kind, name, params_json, world_size, started_at, "
+                "finished_at, status, checks_passed, checks_total, duration_s, summary_json, "
+                "run_dir) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 self.checks,
             )
             for i, (at, key, score, band) in enumerate(self.mocks, start=1):

@@ -18,19 +18,16 @@ from pathlib import Path
 
 from trainer_lab.exercises.protocol import ENTRY_SCRIPT, ENTRY_SOURCE, checks_file
 from trainer_lab.exercises.spec import ExerciseSpec
-from trainer_lab.result import Check, LabResult, new_result, write_result
+from trainer_lab.result import Check, LabResult
 from trainer_lab.usercode.evidence import read_jsonl
 from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
 from trainer_lab.usercode.source import read_script, syntax_error
+from trainer_lab.usercode.verdict import begin, check, finish, not_compiled, write_workspace
 
 
 def lab_name(spec: ExerciseSpec) -> str:
     return f"exercise:{spec.name}"
-
-
-def _not_run(spec: ExerciseSpec, why: str) -> list[Check]:
-    return [{"name": n, "passed": False, "detail": why} for n in spec.check_names()]
 
 
 def merge_checks(spec: ExerciseSpec, run: ScriptRun) -> tuple[list[Check], list[str]]:
@@ -50,13 +47,13 @@ def merge_checks(spec: ExerciseSpec, run: ScriptRun) -> tuple[list[Check], list[
     for name in spec.check_names():
         found = seen.get(name)
         if not found:
-            checks.append({"name": name, "passed": False, "detail": f"not reached: {why}"})
+            checks.append(check(name, False, f"not reached: {why}"))
             continue
         failing = [f for f in found if not f[1]]
         rank, _, detail = failing[0] if failing else found[0]
         if failing and run.launch.world_size > 1:
             detail = f"rank {rank}: {detail}"
-        checks.append({"name": name, "passed": not failing, "detail": detail})
+        checks.append(check(name, not failing, detail))
     return checks, errors
 
 
@@ -71,17 +68,13 @@ def check_exercise(
     (trainer_lab.usercode.source) when the file cannot be read."""
     source = read_script(user_file)
     start = time.monotonic()
-    result = new_result(lab_name(spec), {"file": str(user_file)}, spec.world_size, out_dir)
-    result["env"]["backend"] = "gloo" if spec.world_size else None
+    result = begin(lab_name(spec), {"file": str(user_file)}, spec.world_size, out_dir)
     bad = syntax_error(source, spec.file)
     if bad:
-        result["checks"] = _not_run(spec, f"not run: {bad}")
-        result["observations"] = {"syntax_error": bad}
+        not_compiled(result, spec.check_names(), bad)
     else:
         workspace = out_dir / "workspace"
-        workspace.mkdir(parents=True, exist_ok=True)
-        (workspace / spec.file).write_text(source)
-        (workspace / ENTRY_SCRIPT).write_text(ENTRY_SOURCE)
+        write_workspace(workspace, {spec.file: source, ENTRY_SCRIPT: ENTRY_SOURCE})
         launch = ScriptLaunch(
             name=spec.name,
             script=workspace / ENTRY_SCRIPT,
@@ -102,10 +95,4 @@ def check_exercise(
         }
         if run.status == "cancelled":
             result["status"] = "cancelled"
-    passed = sum(c["passed"] for c in result["checks"])
-    result["observations"].update({"checks_passed": passed, "checks_total": len(spec.checks)})
-    if result["status"] != "cancelled":
-        result["status"] = "ok" if passed == len(spec.checks) else "failed"
-    result["duration_s"] = round(time.monotonic() - start, 3)
-    write_result(out_dir, result)
-    return result
+    return finish(result, out_dir, start)

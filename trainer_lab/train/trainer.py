@@ -9,13 +9,17 @@ Gradient sync modes (TrainConfig.grad_sync):
   order (the explicit synchronisation boundary). Its summation order never changes, which
   also makes resumes bit-identical at any world size.
 - "none": single process, no communication.
+- a `TrainSpec` with a `parallelize` builder: the builder owns communication (DDP on a
+  process group, FSDP2 fully_shard, ...); the trainer adds none.
 On CUDA the phase timer synchronises the device at phase boundaries so times are honest.
+
+Labs whose loop is incidental plug their model, parallelism, optimizer, data, loss and
+measurement hooks in through `TrainSpec` (train/spec.py) and keep this step.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import random
 import sys
 import time
@@ -31,8 +35,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from trainer_lab.config import TrainConfig
 from trainer_lab.events import EventWriter, encode_fields
 from trainer_lab.train.checkpoint import CheckpointManager, rng_state, set_rng_state
-from trainer_lab.train.data import build_loader
-from trainer_lab.train.model import build_model, loss_fn
+from trainer_lab.train.spec import Placement, TrainSpec
 
 RESTORE_PARTS = frozenset({"model", "optimizer", "scheduler", "scaler", "sampler", "rng"})
 
@@ -40,16 +43,6 @@ RESTORE_PARTS = frozenset({"model", "optimizer", "scheduler", "scaler", "sampler
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     torch.manual_seed(seed)
-
-
-def lr_lambda(cfg: TrainConfig) -> Callable[[int], float]:
-    def factor(step: int) -> float:
-        if step < cfg.warmup_steps:
-            return (step + 1) / cfg.warmup_steps
-        progress = min((step - cfg.warmup_steps) / max(cfg.decay_steps, 1), 1.0)
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
-
-    return factor
 
 
 def grad_digest(model: nn.Module) -> str:
@@ -63,6 +56,7 @@ class Trainer:
 
     `rank`/`world_size` default to the process group's; pass world_size=1 for a
     single-process run inside a distributed job (used as a reference by ddp-baseline).
+    `spec` swaps in a lab's builders and hooks (default: the reference trainer's own).
     """
 
     def __init__(
@@ -75,6 +69,7 @@ class Trainer:
         rank: int | None = None,
         world_size: int | None = None,
         call_set_epoch: bool = True,
+        spec: TrainSpec | None = None,
     ) -> None:
         distributed = dist.is_available() and dist.is_initialized()
         self.rank = rank if rank is not None else (dist.get_rank() if distributed else 0)
@@ -86,7 +81,10 @@ class Trainer:
         self.events = events
         self.run_label = run_label  # also pre-encodes the step events' "run" field
         self.call_set_epoch = call_set_epoch
+        self.spec = spec = spec or TrainSpec()
         self.sync_mode = cfg.grad_sync if self.world_size > 1 else "none"
+        if spec.parallelize is not None:
+            self.sync_mode = "parallelize"
         # Phase boundaries in integer nanoseconds: on CUDA, synchronise first so a phase owns its
         # kernels' time; on CPU the work is already done, and a bare perf_counter_ns keeps the
         # timers off the step time (ints also format into the event line faster than floats).
@@ -95,22 +93,26 @@ class Trainer:
         self._copy_to_device = self.device.type != "cpu"  # a CPU batch is already there
 
         seed_everything(cfg.seed)  # same init on every rank (DDP broadcasts rank 0's anyway)
-        self.module = build_model(cfg).to(self.device)
+        self.module = spec.build_model(cfg).to(self.device)
         self.model: nn.Module = self.module
-        if self.sync_mode == "ddp":
+        if spec.parallelize is not None:
+            placement = Placement(self.device, self.rank, self.world_size)
+            self.model = spec.parallelize(self.module, placement)
+        elif self.sync_mode == "ddp":
             ids = [self.device.index] if self.device.type == "cuda" else None
             self.model = DDP(self.module, device_ids=ids)
         elif self.sync_mode == "explicit":
             for tensor in self.module.state_dict().values():
                 dist.broadcast(tensor, src=0)
-        self.optimizer = torch.optim.AdamW(
-            self.module.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
-        )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lr_lambda(cfg))
+        self.optimizer = spec.build_optimizer(self.module, cfg)
+        self.scheduler = spec.build_scheduler(self.optimizer, cfg)
         use_amp = cfg.amp and self.device.type == "cuda"
         self.scaler = torch.amp.GradScaler("cuda") if use_amp else None
         self.autocast = torch.autocast("cuda", dtype=torch.float16) if use_amp else None
-        self.loader, self.sampler = build_loader(cfg, self.world_size, self.rank)
+        if spec.autocast is not None:
+            self.autocast = torch.autocast(self.device.type, dtype=spec.autocast)
+        self._loss = spec.loss
+        self.loader, self.sampler = spec.build_loader(cfg, self.world_size, self.rank)
         self.step = 0
         self.epoch = 0
         self._batches: Any = None
@@ -174,9 +176,9 @@ class Trainer:
         t2 = self._mark()
         if self.autocast is not None:
             with self.autocast:
-                loss = loss_fn(self.cfg, self.model(x), y)
+                loss = self._loss(self.cfg, self.model(x), y)
         else:
-            loss = loss_fn(self.cfg, self.model(x), y)
+            loss = self._loss(self.cfg, self.model(x), y)
         t3 = self._mark()
         if self.scaler is not None:
             self.scaler.scale(loss).backward()
@@ -186,6 +188,8 @@ class Trainer:
         if self.sync_mode == "explicit":
             self._sync_grads()
         t5 = self._mark()
+        if self.spec.on_grads is not None:
+            self.spec.on_grads(self)
         digest = grad_digest(self.module) if self.cfg.log_grad_digest else None
         lr = self.scheduler.get_last_lr()[0]
         if self.scaler is not None:
@@ -193,6 +197,8 @@ class Trainer:
             self.scaler.update()
         else:
             self.optimizer.step()
+        if self.spec.after_optimizer is not None:
+            self.spec.after_optimizer(self)
         self.optimizer.zero_grad(set_to_none=True)
         self.scheduler.step()
         self.sampler.advance(ids.numel() * self.world_size)  # numel: C, len(): Python

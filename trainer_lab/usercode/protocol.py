@@ -3,8 +3,6 @@ configure the observation and the faults, and the files a run's observe/ directo
 
 from __future__ import annotations
 
-from pathlib import Path
-
 OBSERVE_ENV = "DRILL_OBSERVE_DIR"  # where the bootstrap writes what it saw
 CKPT_ENV = "DRILL_CKPT_DIR"  # saves and renames into this directory are recorded (and torn)
 KILL_RANK_ENV = "DRILL_KILL_RANK"  # with KILL_AFTER_ENV: SIGKILL this rank ...
@@ -12,10 +10,9 @@ KILL_AFTER_ENV = "DRILL_KILL_AFTER_STEP"  # ... right after its optimizer step n
 TEAR_AFTER_ENV = "DRILL_TEAR_SAVE_AFTER_STEP"  # the first checkpoint save after step N is torn
 
 OBSERVE_DIR = "observe"
-# The given files (package data, torch code run only in the graded subprocesses, never imported
-# by the app): the dataset module, the starter, the model answer and its broken variants.
-GIVEN_FILES = Path(__file__).parent / "files"
-DATASET_MODULE = "drill_data"  # the given dataset module; its `_on_fetch` hook records ids
+# A module of this name in the workspace is the given dataset (the coding round ships one,
+# trainer_lab/grading/files/drill_data.py): the bootstrap sets its `_on_fetch` hook to record ids.
+DATASET_MODULE = "drill_data"
 
 
 def steps_file(rank: int) -> str:

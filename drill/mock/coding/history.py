@@ -1,23 +1,37 @@
-"""Record a coding-round grading in the lab history (the `lab_run` table), so it is listed with
-the lab runs: the Labs screen shows a `mock-coding` row with its past gradings, each reopenable.
+"""Record a coding-round grading in the run log (kind "coding"), so it is listed with the lab
+runs: the Labs screen shows a `mock-coding` row with its past gradings, each reopenable.
 
-The history is a convenience next to the result itself: a database that cannot be opened or
-written only costs a notice, never the grading.
+The log is a convenience next to the result itself: a database that cannot be opened or written
+only costs a notice, never the grading.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from drill.database import Database
 
 
-def record_grading(result: Mapping[str, Any], out_dir: Path, notify: Callable[[str], None]) -> None:
-    from drill.labs.recorder import RunRecorder
+def record_grading(
+    result: Mapping[str, Any],
+    out_dir: Path,
+    notify: Callable[[str], None],
+    *,
+    db: Database | None = None,
+) -> None:
+    """One call of the run recorder (kind "coding"); `db` None: open the app's database."""
+    from drill.runs.recorder import RunRecorder
+    from trainer_lab.result import ResultFormatError, parse_result
 
-    recorder = RunRecorder(notify)
-    recorder.start(str(result["lab"]), dict(result["params"]), int(result["world_size"]), out_dir)
     try:
-        recorder.finish(result)
-    finally:
-        recorder.close()
+        graded = parse_result(dict(result))
+    except ResultFormatError as error:
+        notify(f"drill lab: notice: this grading is not recorded in the lab history: {error}")
+        return
+    recorder = RunRecorder(
+        "coding", db=db, notify=lambda line: notify(f"drill lab: notice: {line}")
+    )
+    recorder.record(graded, out_dir, claims=[], observed_choice=None)

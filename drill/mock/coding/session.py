@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drill.mock.clock import ClockState, RoundClock, Status
-from drill.mock.coding.contract import DATASET_MODULE_FILE, FILES, SCRIPT_NAME, starter_source
+from trainer_lab.grading import DATASET_MODULE_FILE, FILES, SCRIPT_NAME, starter_source
 
 
 @dataclass(frozen=True)

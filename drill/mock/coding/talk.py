@@ -5,17 +5,19 @@ Both come from the standard round (decks/round-standard.yaml): each phase's inli
 and its pushback picks (hard cards tagged phase-pushback, favouring cards not known well yet).
 The cards are chosen once per round and kept in the round's state.json, so a resume asks the same.
 
-    cards = choose_pushback(session, deck_dirs)        # loads the decks: call it off the UI thread
+    cards = choose_pushback(session, decks)             # the services' validated decks
     rubric = notes_rubric(session)                      # round phase id -> [(prompt, bullets)]
 """
 
 from __future__ import annotations
 
 import random
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drill.mock.coding.session import CodingSession
+
+if TYPE_CHECKING:
+    from drill.decks.loader import DeckSet
 
 ROUND = "standard"
 # coding round phase -> the standard round's phase whose rubric covers the same talk
@@ -35,15 +37,12 @@ def _standard_round():  # -> RoundDef
 
 
 def choose_pushback(
-    session: CodingSession,
-    deck_dirs: list[Path] | None = None,
-    rng: random.Random | None = None,
+    session: CodingSession, decks: DeckSet, rng: random.Random | None = None
 ) -> list[dict[str, Any]]:
     """The round's pushback cards ({card_id, deck_id, text, rubric}); chosen and saved on the
     first call, the saved ones afterwards."""
     if session.pushback:
         return session.pushback
-    from drill.decks.loader import load_decks
     from drill.mock.feedback import card_entries
     from drill.mock.selection import plan_round
 
@@ -52,7 +51,7 @@ def choose_pushback(
     only_picks = definition.model_copy(
         update={"phases": [phase.model_copy(update={"prompts": []})]}
     )
-    planned = plan_round(only_picks, card_entries(load_decks(deck_dirs or None)), rng=rng)
+    planned = plan_round(only_picks, card_entries(decks), rng=rng)
     session.pushback = [
         {"card_id": p.card_id, "deck_id": p.deck_id, "text": p.text, "rubric": list(p.rubric)}
         for p in planned

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from drill.review import browse
+from drill.services import ServicesSlot
 from drill.tui.screens import browser_columns
 from drill.tui.screens.browser_columns import GAP, Column
 from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from drill.database import Database
     from drill.decks.loader import DeckSet
     from drill.review.browse import CardRow
+    from drill.services import Services
+    from drill.tui.host import DrillHost
 
 MAX_SHOWN = 50  # rows drawn at once; the count line says how many matched
 CHROME = 2  # the table's left padding and its vertical scrollbar, always reserved (DEFAULT_CSS)
@@ -64,19 +67,19 @@ class BrowserScreen(Screen[None]):
 
     def __init__(
         self,
-        decks: DeckSet | None = None,
-        db: Database | None = None,
+        slot: ServicesSlot,
         *,
-        now: Callable[[], datetime] = _system_now,
-        day_start_hour: int = 4,
         query: str = "",
         run_editor: Callable[[list[str]], Any] = subprocess.call,
     ) -> None:
+        """Opened before the services have loaded, it says so and searches once they are."""
         super().__init__()
-        self.decks = decks
-        self.db = db
-        self.now = now
-        self.day_start_hour = day_start_hour
+        self.slot = slot
+        self.services: Services | None = None
+        self.decks: DeckSet | None = None
+        self.db: Database | None = None
+        self.now: Callable[[], datetime] = _system_now
+        self.day_start_hour = 4
         self.rows: list[CardRow] = []
         self.shown: list[CardRow] = []
         self._initial_query = query
@@ -96,23 +99,24 @@ class BrowserScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#browse-query", Input).focus()
         self._layout(self.app.size.width)
-        if self.decks is not None and self.db is not None:
-            self._use(self.decks, self.db)
+        if self.slot.ready is not None:
+            self._use(self.slot.ready)
         else:
             self.run_worker(self._when_loaded(), exit_on_error=False)
 
     async def _when_loaded(self) -> None:
-        wait_heavy = getattr(self.app, "wait_heavy", None)
-        if wait_heavy is None or not await wait_heavy():
+        services = await self.slot.wait()
+        if services is None:
             self.query_one("#browse-count", Static).update("Decks did not load.")
             return
-        heavy = self.app.backend.heavy  # type: ignore[attr-defined]
-        self._use(heavy.decks, heavy.db)
+        self._use(services)
 
-    def _use(self, decks: DeckSet, db: Database) -> None:
+    def _use(self, services: Services) -> None:
         from drill import actions
 
-        self.decks, self.db = decks, db
+        self.services = services
+        self.decks, self.db = decks, db = services.decks, services.db
+        self.now, self.day_start_hour = services.now, services.settings.day_start_hour
         done = actions.read(lambda: browse.build_rows(decks, db.path))
         if done.value is None:
             self.query_one("#browse-count", Static).update(str(done.notice))
@@ -283,21 +287,11 @@ class BrowserScreen(Screen[None]):
         if card is None or not row.has_lab:
             self.notify("This card has no lab.", timeout=3)
             return
-        open_lab_panel(self.app, card, row.deck_id)
+        open_lab_panel(self.app, self.services, card, row.deck_id)
 
     def action_leave(self) -> None:
         self.dismiss()
 
 
-def open_browser_screen(app: Any) -> None:
-    heavy = getattr(getattr(app, "backend", None), "heavy", None)
-    settings = getattr(getattr(app, "backend", None), "settings", None)
-    options = getattr(app, "options", None)
-    app.push_screen(
-        BrowserScreen(
-            heavy.decks if heavy is not None else None,
-            heavy.db if heavy is not None else None,
-            now=options.now if options is not None else _system_now,
-            day_start_hour=settings.day_start_hour if settings is not None else 4,
-        )
-    )
+def open_browser_screen(app: DrillHost) -> None:
+    app.push_screen(BrowserScreen(app.slot))

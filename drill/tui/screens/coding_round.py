@@ -4,7 +4,7 @@ Left: the prompt and contract, then a notes pane. Right: train.py in a TextArea 
 highlighting (ctrl+e opens it in $EDITOR instead, the app suspended meanwhile). ctrl+r grades the
 file against the current phase's checks in a worker thread (user code runs in subprocesses,
 never in this process); the verdicts show below the editor, and each grading is recorded in the
-lab history. The pushback phase shows the round's hard cards above the contract (answer them in
+run log. The pushback phase shows the round's hard cards above the contract (answer them in
 the notes). The file and the notes are saved every few seconds, on ctrl+s, on every phase change
 and on leaving.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.markup import escape
 from textual import on, work
@@ -24,10 +24,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from drill.mock.clock import PhaseAdvanced, PhaseAlarm, RoundFinished, Status
-from drill.mock.coding.contract import CONTRACT
-from drill.mock.coding.grader import grade
+from drill.mock.coding import CONTRACT, grade
 from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.report import clock as fmt_clock
+
+if TYPE_CHECKING:
+    from drill.services import ServicesSlot
 
 AUTOSAVE_S = 3.0
 
@@ -86,12 +88,10 @@ class CodingRoundScreen(Screen[None]):
         Binding("f4", "model_answer", "Model answer", show=False, priority=True),
     ]
 
-    def __init__(
-        self, session: CodingSession, *, tick_s: float = 0.25, deck_dirs: list | None = None
-    ) -> None:
+    def __init__(self, session: CodingSession, slot: ServicesSlot, *, tick_s: float = 0.25) -> None:
         super().__init__()
         self.session = session
-        self.deck_dirs = deck_dirs
+        self.slot = slot  # decks (pushback cards), the run log and the review schedule
         self.tick_s = tick_s
         self.cancel = threading.Event()
         self.grading = False
@@ -191,11 +191,15 @@ class CodingRoundScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="pushback")
     def _choose_pushback(self) -> None:
-        from drill.mock.coding.talk import choose_pushback
         from drill.mock.errors import MockError
 
+        services = self.slot.ready
+        if services is None:
+            message = "No pushback cards: the decks have not loaded."
+            self.app.call_from_thread(self.notify, message, severity="warning")
+            return
         try:
-            cards = choose_pushback(self.session, self.deck_dirs)
+            cards = services.pushback_cards(self.session)
         except (MockError, OSError, ValueError) as error:
             message = f"No pushback cards: {error}"
             self.app.call_from_thread(self.notify, message, severity="warning")
@@ -292,20 +296,23 @@ class CodingRoundScreen(Screen[None]):
         self.app.call_from_thread(self._show_verdicts, text)
 
     def _record(self, result: dict, out_dir) -> str:
-        """Record the grading in the lab history; a notice line when that failed."""
-        from drill.mock.coding.history import record_grading
-
+        """Record the grading in the run log; a notice line when that failed."""
+        services = self.slot.ready
+        if services is None:
+            return "\n[yellow]not recorded in the run log: the database did not load[/]"
         notices: list[str] = []
-        record_grading(result, out_dir, notices.append)
+        services.record_grading(result, out_dir, notices.append)
         return "".join(f"\n[yellow]{escape(n)}[/]" for n in notices)
 
     def _feed_back(self) -> str:
         """Rate the failed checks' cards once the round is over (the text rounds' feedback)."""
         from drill.mock.errors import MockError
-        from drill.mock.launch import feed_back_coding
 
+        services = self.slot.ready
+        if services is None:
+            return "\n[yellow]not fed back to review:[/] the database did not load"
         try:
-            rated = feed_back_coding(self.session, self.deck_dirs)
+            rated = services.feed_back_coding(self.session)
         except (MockError, OSError) as error:
             return f"\n[yellow]not fed back to review:[/] {escape(str(error))}"
         lines = (
@@ -328,9 +335,10 @@ class CodingRoundScreen(Screen[None]):
 class CodingApp(App[None]):
     TITLE = "drill mock coding"
 
-    def __init__(self, session: CodingSession) -> None:
+    def __init__(self, session: CodingSession, slot: ServicesSlot) -> None:
         super().__init__()
         self.session = session
+        self.slot = slot
 
     def on_mount(self) -> None:
-        self.push_screen(CodingRoundScreen(self.session))
+        self.push_screen(CodingRoundScreen(self.session, self.slot))

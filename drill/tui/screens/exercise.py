@@ -193,13 +193,3 @@ class ExerciseScreen(Screen[int | None]):
     def action_leave(self) -> None:
         self.action_save()
         self.dismiss(self.rated)
-
-
-def exercise_service(app: Any) -> ExerciseService:
-    """The service over the app's database and decks (None of either before the full load)."""
-    from drill.paths import drill_home
-
-    heavy = getattr(getattr(app, "backend", None), "heavy", None)
-    db = heavy.db if heavy is not None else None
-    decks = heavy.decks if heavy is not None else None
-    return ExerciseService(db, drill_home() / "exercises", decks)

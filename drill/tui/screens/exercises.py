@@ -1,16 +1,23 @@
-"""Exercises screen: every exercise with topic and status; enter opens one."""
+"""Exercises screen: every exercise with topic and status; enter opens one.
+
+Opened before the app's services have loaded (`X` right after start) it says so and fills in
+the progress once they are there: the list reads the database, which is part of the load."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from drill.exercises.service import ExerciseService
+from drill.services import ServicesSlot
 from drill.tui.lists import ExerciseTable
+
+if TYPE_CHECKING:
+    from drill.exercises.service import ExerciseService
+    from drill.tui.host import DrillHost
 
 
 class ExercisesScreen(Screen[None]):
@@ -22,10 +29,15 @@ class ExercisesScreen(Screen[None]):
         Binding("escape,q", "app.pop_screen", "Home"),
     ]
 
-    def __init__(self, service: ExerciseService) -> None:
+    def __init__(self, slot: ServicesSlot) -> None:
         super().__init__()
-        self.service = service
+        self.slot = slot
         self.names: list[str] = []
+
+    @property
+    def service(self) -> ExerciseService | None:
+        services = self.slot.ready
+        return services.exercises if services is not None else None
 
     def compose(self) -> ComposeResult:
         yield Static("Exercises · enter opens one", id="exs-title")
@@ -35,13 +47,26 @@ class ExercisesScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one("#exercises", DataTable)
         table.add_columns("Exercise", "Topic", "Status", "Checks", "Title")
-        self.refresh_rows()
         table.focus()
+        if self.service is not None:
+            self.refresh_rows()
+        else:
+            self.query_one("#exs-title", Static).update("Exercises · loading your progress…")
+            self.run_worker(self._when_loaded(), exit_on_error=False)
+
+    async def _when_loaded(self) -> None:
+        if await self.slot.wait() is None:
+            self.query_one("#exs-title", Static).update("Exercises · the database did not load")
+            return
+        self.refresh_rows()
 
     def refresh_rows(self) -> None:
+        service = self.service
+        if service is None:
+            return
         table = self.query_one("#exercises", DataTable)
         table.clear()
-        rows = self.service.list()
+        rows = service.list()
         self.names = [r.name for r in rows]
         for r in rows:
             table.add_row(r.name, r.spec.topic, r.status, str(r.progress.attempts), r.spec.title)
@@ -55,16 +80,15 @@ class ExercisesScreen(Screen[None]):
         self.action_open()
 
     def action_open(self) -> None:
-        if not self.names:
+        service = self.service
+        if not self.names or service is None:
             return
         from drill.tui.screens.exercise import ExerciseScreen
 
         row = self.query_one("#exercises", DataTable).cursor_row
         name = self.names[min(row, len(self.names) - 1)]
-        self.app.push_screen(ExerciseScreen(self.service, name), lambda _r: self.refresh_rows())
+        self.app.push_screen(ExerciseScreen(service, name), lambda _r: self.refresh_rows())
 
 
-def open_exercises_screen(app: Any) -> None:
-    from drill.tui.screens.exercise import exercise_service
-
-    app.push_screen(ExercisesScreen(exercise_service(app)))
+def open_exercises_screen(app: DrillHost) -> None:
+    app.push_screen(ExercisesScreen(app.slot))

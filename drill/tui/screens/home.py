@@ -13,7 +13,7 @@ from drill.tui.formatting import format_next_due
 
 if TYPE_CHECKING:
     from drill.review.due import FirstPaint
-    from drill.tui.app import DrillApp
+    from drill.tui.host import DrillHost
 
 
 class HomeScreen(Screen[None]):
@@ -37,7 +37,7 @@ class HomeScreen(Screen[None]):
         self.loaded = False  # False while a cold start is still loading decks
 
     @property
-    def drill_app(self) -> DrillApp:
+    def drill_app(self) -> DrillHost:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
@@ -115,17 +115,17 @@ class HomeScreen(Screen[None]):
     def action_mock(self) -> None:
         from drill.tui.screens.mock_picker import open_mock_round
 
-        open_mock_round(self.app)
+        open_mock_round(self.drill_app)
 
     def action_labs(self) -> None:
         from drill.tui.screens.labs import open_labs_screen
 
-        open_labs_screen(self.app)
+        open_labs_screen(self.drill_app)
 
     def action_exercises(self) -> None:
         from drill.tui.screens.exercises import open_exercises_screen
 
-        open_exercises_screen(self.app)
+        open_exercises_screen(self.drill_app)
 
     def action_study(self) -> None:
         """Custom study: a small form (tag / level / deck / count)."""
@@ -136,9 +136,9 @@ class HomeScreen(Screen[None]):
     def action_stats(self) -> None:
         from drill.tui.screens.stats import open_stats_screen
 
-        open_stats_screen(self.app)
+        open_stats_screen(self.drill_app)
 
     def action_browse(self) -> None:
         from drill.tui.screens.browser import open_browser_screen
 
-        open_browser_screen(self.app)
+        open_browser_screen(self.drill_app)

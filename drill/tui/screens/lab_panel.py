@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from drill.labs.controller import RunController
     from drill.labs.history import RunRecord
     from drill.review.session import ReviewSession
+    from drill.services import Services
 
 POLL_S = 0.2  # how often the log and progress are brought up to date
 
@@ -126,18 +127,10 @@ class LabPanelScreen(Screen[int | None]):
         Binding("v", "results", "Results"),
     ]
 
-    def __init__(
-        self,
-        card: Card | None,
-        deck_id: str | None,
-        *,
-        service: LabRunService | None = None,
-        **service_options: Any,
-    ) -> None:
-        """`service_options` build the LabRunService when none is given (lab, db, session,
-        runner, clock, now, runs_root, timeout_s); an unknown lab raises UnknownLab."""
+    def __init__(self, service: LabRunService) -> None:
+        """`service`: the run to drive (drill.services.lab_run or Services.lab_run)."""
         super().__init__()
-        self.service = service or LabRunService(card, deck_id, **service_options)
+        self.service = service
         self._timer: Timer | None = None
         self._leave_when_done = False
         self._past: list[RunRecord] = []
@@ -378,6 +371,7 @@ def open_run_record(app: App[Any], record: RunRecord) -> None:
 
 def open_lab_panel(
     app: App[Any],
+    services: Services | None,
     card: Any,
     deck_id: str | None,
     session: ReviewSession | None = None,
@@ -386,13 +380,14 @@ def open_lab_panel(
 ) -> bool:
     """Push the lab panel for `card` (a deck Card, or anything with the `id` of one, such as
     the review screen's first-paint record). False (with a notice) when it cannot open.
+    `services`: None while they load (then only a deck Card opens, and no history is kept).
     `callback` gets the rating given in the panel (None: not rated); `panel_options` go to
     the LabRunService (runner, runs_root, timeout_s: tests)."""
     from drill.decks.models import Card
+    from drill.services import lab_run
 
-    heavy = getattr(getattr(app, "backend", None), "heavy", None)
     if not isinstance(card, Card):
-        found = heavy.decks.card(getattr(card, "id", "")) if heavy is not None else None
+        found = services.decks.card(getattr(card, "id", "")) if services is not None else None
         if found is None:
             app.notify("Still loading the decks; try again in a moment.", timeout=3)
             return False
@@ -400,9 +395,8 @@ def open_lab_panel(
     if card.lab is None:
         app.notify("This card has no lab.", timeout=3)
         return False
-    db = heavy.db if heavy is not None else None
     try:
-        panel = LabPanelScreen(card, deck_id, db=db, session=session, **panel_options)
+        panel = LabPanelScreen(lab_run(services, card, deck_id, session=session, **panel_options))
     except DrillError as error:  # the card names a lab this version does not have
         app.notify(str(error), severity="error", timeout=6)
         return False

@@ -4,7 +4,7 @@ runnable without a card, and the past runs of the highlighted lab, each reopenab
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.app import ComposeResult
@@ -13,14 +13,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from drill.labs.overview import LabsOverview
+from drill.services import ServicesSlot, lab_run, labs_overview
 from drill.tui.lists import LabTable, RunList
 
 if TYPE_CHECKING:
     from drill.database import Database
-    from drill.decks.loader import DeckSet
     from drill.labs.controller import Runner
     from drill.labs.history import RunRecord
+    from drill.tui.host import DrillHost
 
 
 # Below this many columns the group and summary columns give way (the summary of the
@@ -44,15 +44,16 @@ class LabsScreen(Screen[None]):
 
     def __init__(
         self,
-        decks: DeckSet | None = None,
-        db: Database | None = None,
+        slot: ServicesSlot,
         *,
         runner: Runner | None = None,
         runs_root: Path | None = None,
     ) -> None:
+        """Opened before the services have loaded, the screen lists the catalogue at once and
+        fills in linked cards and past runs when they arrive."""
         super().__init__()
-        self.overview = LabsOverview()
-        self._given = (decks, db)
+        self.slot = slot
+        self.overview, self._notice = labs_overview(slot.ready)
         self.runner = runner
         self.runs_root = runs_root
         self._runs: list[RunRecord] = []
@@ -76,12 +77,12 @@ class LabsScreen(Screen[None]):
     def on_mount(self) -> None:
         self._wide = self._is_wide(self.app.size.width)
         self._add_columns()
-        self._use_data(*self._given)
+        self._say(self._notice)
+        self.refresh_table()
         table = self.query_one("#labs", DataTable)
         table.focus()
-        wait_heavy = getattr(self.app, "wait_heavy", None)
-        if self.db is None and wait_heavy is not None:
-            self.run_worker(self._when_loaded(wait_heavy), exit_on_error=False)
+        if self.slot.ready is None:
+            self.run_worker(self._when_loaded(), exit_on_error=False)
 
     @staticmethod
     def _is_wide(width: int) -> bool:
@@ -102,20 +103,18 @@ class LabsScreen(Screen[None]):
             self._add_columns()
             self.refresh_table()
 
-    def _use_data(self, decks: DeckSet | None, db: Database | None) -> None:
-        self._say(self.overview.attach(decks, db))
-        self.refresh_table()
-
     def _say(self, notice: str | None) -> None:
         if notice:
             self.notify(notice, severity="error", timeout=8)
 
-    async def _when_loaded(self, wait_heavy: Any) -> None:
-        """Opened before the app's decks and database loaded: fill in cards and history then."""
-        if not await wait_heavy():
+    async def _when_loaded(self) -> None:
+        """Opened before the app's services loaded: fill in cards and history then."""
+        services = await self.slot.wait()
+        if services is None:
             return
-        heavy = self.app.backend.heavy  # type: ignore[attr-defined]
-        self._use_data(heavy.decks, heavy.db)
+        self.overview, notice = labs_overview(services)
+        self._say(notice)
+        self.refresh_table()
 
     def refresh_table(self) -> None:
         table = self.query_one("#labs", DataTable)
@@ -174,9 +173,9 @@ class LabsScreen(Screen[None]):
             return
         from drill.tui.screens.lab_panel import LabPanelScreen
 
-        panel = LabPanelScreen(
-            None, None, lab=lab, db=self.db, runner=self.runner, runs_root=self.runs_root
-        )
+        run = lab_run(self.slot.ready, None, None, lab=lab, runner=self.runner,
+                      runs_root=self.runs_root)  # fmt: skip
+        panel = LabPanelScreen(run)
         self.app.push_screen(panel, lambda _rated: self.refresh_table())
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -196,9 +195,5 @@ def _run_line(record: RunRecord) -> str:
     return f"{record.short()} · W={record.world_size}{card} · {params}"
 
 
-def open_labs_screen(app: Any) -> None:
-    """Push the labs screen with the app's decks and database when they are loaded."""
-    heavy = getattr(getattr(app, "backend", None), "heavy", None)
-    decks = heavy.decks if heavy is not None else None
-    db = heavy.db if heavy is not None else None
-    app.push_screen(LabsScreen(decks, db))
+def open_labs_screen(app: DrillHost) -> None:
+    app.push_screen(LabsScreen(app.slot))

@@ -5,10 +5,9 @@ The round itself is drill/tui/mock_screen.py; this is only the chooser and the s
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
@@ -16,6 +15,11 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from drill import actions
+
+if TYPE_CHECKING:
+    from drill.mock.coding.session import CodingSession
+    from drill.services import Services, ServicesSlot
+    from drill.tui.host import DrillHost
 
 RESUME = "resume"
 RESUME_CODING = "resume:coding"
@@ -35,10 +39,11 @@ class MockPickerScreen(ModalScreen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "Back")]
 
-    def __init__(self, deck_dirs: list[Path]) -> None:
+    def __init__(self, slot: ServicesSlot) -> None:
         super().__init__()
-        self.deck_dirs = deck_dirs
-        self.coding_session: Any = None  # the interrupted coding round, when one is offered
+        self.slot = slot
+        self.services: Services | None = None
+        self.coding_session: CodingSession | None = None  # an interrupted one, when offered
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
@@ -46,15 +51,19 @@ class MockPickerScreen(ModalScreen[None]):
             yield OptionList(id="rounds")
             yield Static("enter: start · escape: back", id="picker-hint")
 
-    def on_mount(self) -> None:
-        from drill.mock.launch import latest_interrupted
+    async def on_mount(self) -> None:
         from drill.mock.loader import list_rounds
 
+        services = self.services = await self.slot.wait()
+        if services is None:
+            self.notify("The decks or the database did not load.", severity="error", timeout=6)
+            self.dismiss()
+            return
         options = self.query_one("#rounds", OptionList)
         found = actions.read(
             lambda: (
-                latest_interrupted(),
-                list_rounds([d for d in self.deck_dirs if d.is_dir()]),
+                services.interrupted_mock(),
+                list_rounds([d for d in services.deck_dirs if d.is_dir()]),
             )
         )
         if found.value is None:  # a bad round file or an unreadable database
@@ -78,18 +87,19 @@ class MockPickerScreen(ModalScreen[None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        from drill.mock.launch import resume_round, start_round
         from drill.tui.screens.mock_round import MockRoundScreen
 
         choice = event.option.id or ""
+        services = self.services
+        if services is None:
+            return
         if choice in (CODING, RESUME_CODING):
             self._open_coding(resume=choice == RESUME_CODING)
             return
-        deck_dirs = self.deck_dirs or None
         if choice == RESUME:
-            started = actions.read(lambda: resume_round(deck_dirs=deck_dirs))
+            started = actions.read(services.resume_mock)
         else:
-            started = actions.read(lambda: start_round(choice, deck_dirs=deck_dirs))
+            started = actions.read(lambda: services.start_mock(choice))
         if started.value is None:
             self.notify(str(started.notice), severity="error", timeout=6)
             return
@@ -117,11 +127,9 @@ class MockPickerScreen(ModalScreen[None]):
                 return
         app = self.app
         self.dismiss()
-        app.push_screen(CodingRoundScreen(session, deck_dirs=self.deck_dirs or None))
+        app.push_screen(CodingRoundScreen(session, self.slot))
 
 
-def open_mock_round(app: App[Any]) -> None:
+def open_mock_round(app: DrillHost) -> None:
     """Entry point for the home screen's `m` key."""
-    options = getattr(app, "options", None)
-    deck_dirs = list(getattr(options, "deck_dirs", None) or [])
-    app.push_screen(MockPickerScreen([Path(d) for d in deck_dirs]))
+    app.push_screen(MockPickerScreen(app.slot))

@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, TextArea
 
-from drill.mock.coding.contract import model_answer_source
+from drill.mock.coding import model_answer_source
 
 
 class ModelAnswerScreen(Screen[None]):

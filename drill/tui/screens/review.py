@@ -2,7 +2,7 @@
 
 The first card can come from the light first-paint read (a CardRecord) before the review
 session exists; ratings, undo, bury and suspend wait for the session (built once the app's
-heavy backend has loaded in a worker). Every action that changes state runs to completion,
+app's services have loaded in a worker). Every action that changes state runs to completion,
 database commit included, before the next card is painted; keys that make no sense for the
 current state (rating an unrevealed card, undo with nothing to undo) are ignored.
 
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
     from drill.review.due import FirstPaint
     from drill.review.session import ReviewSession
-    from drill.tui.app import DrillApp
+    from drill.services import Services
+    from drill.tui.host import DrillHost
 
 
 T = TypeVar("T")
@@ -106,7 +107,7 @@ class ReviewScreen(Screen[None]):
         self._footer_state: tuple[bool, ...] | None = None
 
     @property
-    def drill_app(self) -> DrillApp:
+    def drill_app(self) -> DrillHost:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
@@ -125,15 +126,15 @@ class ReviewScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         app = self.drill_app
-        if self.session is None and app.backend.heavy is not None:
-            self.session = self._new_session()
+        if self.session is None and app.services is not None:
+            self.session = self._new_session(app.services)
         if self.session is not None:
             self._first = None
             await self._show_from_session()
             return
         first, self._first = self._first, None
         if first is None or first.first is None:
-            # Cold start: nothing light to show; the app calls on_heavy_loaded() when ready.
+            # Cold start: nothing light to show; the app calls on_services_loaded() when ready.
             self.query_one("#review-status", Static).update("Loading decks…")
             self.query_one("#reveal-hint", Static).display = False
             self.query_one("#ratings", Horizontal).display = False
@@ -149,13 +150,14 @@ class ReviewScreen(Screen[None]):
 
     # --- session ---------------------------------------------------------------------------
     async def _attach_session(self) -> bool:
-        """Build the session once the heavy backend is there; False if it failed to load."""
-        async with self._attach_lock:  # on_heavy_loaded and a key may both get here
+        """Build the session once the services are there; False if they failed to load."""
+        async with self._attach_lock:  # on_services_loaded and a key may both get here
             if self.session is not None:
                 return True
-            if not await self.drill_app.wait_heavy():
+            services = await self.drill_app.wait_services()
+            if services is None:
                 return False
-            self.session = self._new_session()
+            self.session = self._new_session(services)
             if self.session is None:
                 return False
         current = self.session.current
@@ -167,16 +169,16 @@ class ReviewScreen(Screen[None]):
             self._update_status()
         return True
 
-    def _new_session(self) -> ReviewSession | None:
-        """A session over the loaded backend; None (with a notice) when the database cannot
+    def _new_session(self, services: Services) -> ReviewSession | None:
+        """A session over the loaded services; None (with a notice) when the database cannot
         be read: the card on screen stays, and the next key tries again."""
-        done = actions.read(lambda: self.drill_app.backend.new_session(self.deck_id))
+        done = actions.read(lambda: services.review_session(self.deck_id))
         if not done.ok:
             self.notify(str(done.notice), severity="error", timeout=8)
         return done.value
 
-    async def on_heavy_loaded(self) -> None:
-        """Called by the app when the heavy backend finished loading."""
+    async def on_services_loaded(self) -> None:
+        """Called by the app when its services finished loading."""
         await self._attach_session()
 
     async def _show_from_session(self) -> None:
@@ -398,6 +400,7 @@ class ReviewScreen(Screen[None]):
 
         open_lab_panel(
             self.app,
+            self.drill_app.services,
             session.current.card,
             self.card_deck,
             session,
@@ -415,7 +418,7 @@ class ReviewScreen(Screen[None]):
         session = await self._session_on_shown_card()
         if session is None or session.current is None:
             return
-        from drill.tui.screens.exercise import ExerciseScreen, exercise_service
+        from drill.tui.screens.exercise import ExerciseScreen
 
         shown_at = self.shown_at
 
@@ -429,8 +432,11 @@ class ReviewScreen(Screen[None]):
             if rating is not None:
                 self.call_later(self._show_after_lab, rating, "exercise")
 
+        services = self.drill_app.services
+        if services is None:  # the session exists, so the services do: never here
+            return
         name = str(getattr(self.card, "exercise", ""))
-        self.app.push_screen(ExerciseScreen(exercise_service(self.app), name, rate), returned)
+        self.app.push_screen(ExerciseScreen(services.exercises, name, rate), returned)
 
     async def _show_after_lab(self, rating: int, where: str = "lab") -> None:
         """The card the lab panel (or its exercise) rated stays on screen, revealed; space moves

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -29,6 +29,8 @@ from drill.tui.screens.stats_figures import body_widgets, summary_text
 
 if TYPE_CHECKING:
     from drill.review.optimize import FitJob, FitResult
+    from drill.services import ServicesSlot
+    from drill.tui.host import DrillHost
 
 
 class StatsScreen(Screen[None]):
@@ -53,12 +55,15 @@ class StatsScreen(Screen[None]):
         stats: Stats | None = None,
         on_painted: Callable[[Stats], None] | None = None,
         fit_job: Callable[[], FitJob] | None = None,
+        slot: ServicesSlot | None = None,
     ) -> None:
+        """`load` and `fit_job` default to the services in `slot` (the app's, once loaded)."""
         super().__init__()
+        self.slot = slot
         self._load = load
         self.stats = stats
         self.on_painted = on_painted  # benchmark hook: figures loaded, mounted and painted
-        self._fit_job = fit_job  # default: the running app's database and settings
+        self._fit_job = fit_job
         self._job: FitJob | None = None  # the fit under way
 
     def compose(self) -> ComposeResult:
@@ -87,7 +92,7 @@ class StatsScreen(Screen[None]):
         from drill import actions
 
         if self._load is None:
-            self._load = await _app_loader(self.app)
+            self._load = await _loader(self.slot)
             if self._load is None:
                 self.query_one("#stats-summary", Static).update("Decks did not load.")
                 return
@@ -124,7 +129,7 @@ class StatsScreen(Screen[None]):
     async def _optimize(self) -> None:
         from drill.review.optimize import NotEnoughReviews, OptimizeError
 
-        make = self._fit_job or await _app_fit_job(self.app)
+        make = self._fit_job or await _fit_job(self.slot)
         if make is None:
             self._say("Decks did not load: cannot fit FSRS parameters.")
             return
@@ -168,8 +173,6 @@ class StatsScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen(question), answered)
 
     def _adopt(self, result: FitResult) -> None:
-        from dataclasses import replace
-
         from drill.review.optimize import adopt_parameters
 
         try:
@@ -177,9 +180,9 @@ class StatsScreen(Screen[None]):
         except DrillError as error:
             self._say(f"Not adopted: {error}")
             return
-        backend = getattr(self.app, "backend", None)
-        if backend is not None and getattr(backend, "settings", None) is not None:
-            backend.settings = replace(backend.settings, fsrs_parameters=result.fitted)
+        services = self.slot.ready if self.slot is not None else None
+        if services is not None:
+            services.use_fsrs_parameters(result.fitted)
         self._say(f"Adopted: fsrs_parameters written to {path}; new sessions use them.")
 
     def on_unmount(self) -> None:
@@ -191,42 +194,41 @@ class StatsScreen(Screen[None]):
         self.dismiss()
 
 
-async def _app_fit_job(app: Any) -> Callable[[], FitJob] | None:
-    """A fit over the running DrillApp's database, compared with its current parameters."""
+async def _fit_job(slot: ServicesSlot | None) -> Callable[[], FitJob] | None:
+    """A fit over the services' database, compared with their current parameters."""
     from drill.review.optimize import FitJob
 
-    wait_heavy = getattr(app, "wait_heavy", None)
-    if wait_heavy is None or not await wait_heavy():
+    services = await slot.wait() if slot is not None else None
+    if services is None:
         return None
-    db_path, settings = app.backend.heavy.db.path, app.backend.settings
+    db_path, settings = services.db.path, services.settings
     return lambda: FitJob(
         db_path, current=settings.fsrs_parameters, day_start_hour=settings.day_start_hour
     )
 
 
-async def _app_loader(app: Any) -> Callable[[], Stats] | None:
-    """A loader over the running DrillApp's decks, database and settings (after its load)."""
+async def _loader(slot: ServicesSlot | None) -> Callable[[], Stats] | None:
+    """A loader over the services' decks, database and settings (once they have loaded)."""
     from drill.review.stats import stats_for
 
-    wait_heavy = getattr(app, "wait_heavy", None)
-    if wait_heavy is None or not await wait_heavy():
+    services = await slot.wait() if slot is not None else None
+    if services is None:
         return None
-    heavy, backend = app.backend.heavy, app.backend
-    return lambda: stats_for(heavy.decks, heavy.db.path, backend.settings, app.options.now())
+    return lambda: stats_for(services.decks, services.db.path, services.settings, services.now())
 
 
-def open_stats_screen(app: Any, on_painted: Callable[[Stats], None] | None = None) -> None:
+def open_stats_screen(app: DrillHost, on_painted: Callable[[Stats], None] | None = None) -> None:
     """Compute the figures (in a thread) and push the screen with them; if they cannot be
     computed here (decks not loaded, a database error), the screen says why itself."""
 
     async def compute_then_push() -> None:
         from drill import actions
 
-        load = await _app_loader(app)
+        load = await _loader(app.slot)
         stats = None
         if load is not None:
             done = await asyncio.to_thread(actions.read, load)
             stats = done.value
-        app.push_screen(StatsScreen(load, stats=stats, on_painted=on_painted))
+        app.push_screen(StatsScreen(load, stats=stats, on_painted=on_painted, slot=app.slot))
 
     app.run_worker(compute_then_push(), group="open-stats", exclusive=True, exit_on_error=False)

@@ -17,7 +17,7 @@ from drill import actions
 from drill.review.study import StudyFilter, parse_filter
 
 if TYPE_CHECKING:
-    from drill.tui.app import DrillApp
+    from drill.tui.host import DrillHost
 
 FIELDS = (
     ("tags", "tags", "any: e.g. checkpoint nccl"),
@@ -47,7 +47,7 @@ class StudyFormScreen(ModalScreen[None]):
         self.deck_id = deck_id
 
     @property
-    def drill_app(self) -> DrillApp:
+    def drill_app(self) -> DrillHost:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
@@ -85,16 +85,16 @@ class StudyFormScreen(ModalScreen[None]):
 
 
 def start_study(
-    app: DrillApp, chosen: StudyFilter, before: Callable[[], object] | None = None
+    app: DrillHost, chosen: StudyFilter, before: Callable[[], object] | None = None
 ) -> bool:
     """Push a review screen over a custom-study session; False (with a notice) when the decks
     are still loading, the database cannot be read or no card matches. `before` runs just
     before the push (the form dismisses itself)."""
-    backend = app.backend
-    if backend.heavy is None:
+    services = app.services
+    if services is None:
         app.notify("Still loading the decks; try again in a moment.", timeout=3)
         return False
-    done = actions.read(lambda: backend.new_study_session(chosen))
+    done = actions.read(lambda: services.study_session(chosen))
     session = done.value
     if session is None:
         app.notify(str(done.notice), severity="error", timeout=8)

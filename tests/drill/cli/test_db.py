@@ -47,7 +47,7 @@ def _schedule(before: dict | None) -> dict:
 def _database_with(*card_ids: str) -> Path:
     db = open_database(database_path())
     for card_id in card_ids:
-        db.record_review(card_id, "basics", 3, T0, 10, "h", _schedule)
+        db.review.record_review(card_id, "basics", 3, T0, 10, "h", _schedule)
     db.close()
     return database_path()
 

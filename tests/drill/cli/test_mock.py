@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from drill.cli.main import main
-from drill.mock.coding.grader import CHECK_NAMES
 from drill.mock.round import MockRun
 from tests.support.clocks import FakeClock
 from tests.support.mock_rounds import CARDS, open_store, tiny_round
+from trainer_lab.grading import CHECK_NAMES
 
 
 @pytest.fixture
@@ -58,13 +58,21 @@ def test_list_shows_the_bundled_rounds(capsys):
     assert "standard" in out and "55 min" in out
 
 
+def exit_code(argv: list[str]) -> int:
+    """main's return value, or argparse's exit status for a usage error it reports itself."""
+    try:
+        return main(argv)
+    except SystemExit as exited:
+        return int(exited.code or 0)
+
+
 def test_usage_errors_are_one_line_and_exit_2(capsys):
     for argv, message in [
         (["mock", "report"], "usage: drill mock report [coding] ID [--md]"),
         (["mock", "report", "abc"], "round id must be a number"),
         (["mock", "report", "7"], "no mock round with id 7"),
         (["mock", "nosuch"], "unknown round 'nosuch'"),
-        (["mock", "list", "--md"], "--md only goes with"),
+        (["mock", "list", "--md"], "drill mock list: error: unrecognized arguments: --md"),
         (["mock", "resume"], "no interrupted mock round to resume"),
         (["mock", "quick", "--minutes", "0"], "--minutes must be a positive number"),
         (["mock", "quick", "--minutes", "nan"], "--minutes must be a positive number, got nan"),
@@ -73,18 +81,84 @@ def test_usage_errors_are_one_line_and_exit_2(capsys):
         (["mock", "grade"], "usage: drill mock grade FILE [--phase P] [--json]"),
         (["mock", "grade", "/no/such/train.py"], "no such file: /no/such/train.py"),
         (["mock", "grade", "x.py", "--phase", "warmup"], "unknown phase 'warmup'; phases:"),
-        (["mock", "list", "--json"], "--phase and --json only go with `drill mock grade FILE`"),
-        (["mock", "contract", "extra"], "unexpected argument 'extra'"),
+        (["mock", "list", "--json"], "drill mock list: error: unrecognized arguments: --json"),
+        (["mock", "report", "3", "--phase", "x"], "drill mock report: error: unrecognized arg"),
+        (
+            ["mock", "contract", "extra"],
+            "drill mock contract: error: unrecognized arguments: extra",
+        ),
+        (["mock", "--minutes", "5", "list"], "--minutes only goes with starting a round"),
+        (["mock", "coding", "--minutes", "5", "resume"], "--minutes only goes with starting"),
+        (["mock", "resume", "x"], "round id must be a number, got 'x'"),
+        (["mock", "quick", "--md"], "drill mock play: error: unrecognized arguments: --md"),
         (["mock", "coding", "resume"], "no coding round to resume; start one with"),
         (["mock", "coding", "resume", "9"], "no coding round with id 9"),
-        (["mock", "coding", "now"], "usage: drill mock coding [--minutes N]"),
+        (["mock", "coding", "now"], "drill mock coding: error: argument {resume}: invalid choice"),
+        (["mock", "coding", "resume", "1", "2"], "unrecognized arguments: 2"),
         (["mock", "coding", "--minutes", "nan"], "--minutes must be a positive number, got nan"),
     ]:
-        assert main(argv) == 2, argv
+        assert exit_code(argv) == 2, argv
         err = capsys.readouterr().err
         assert message in err, (argv, err)
         assert len(err.strip().splitlines()) == 1
         assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "round_name", "minutes"),
+    [
+        (["mock"], "standard", None),
+        (["mock", "--minutes", "5"], "standard", 5.0),
+        (["mock", "quick"], "quick", None),
+        (["mock", "quick", "--minutes", "7"], "quick", 7.0),
+        (["mock", "--minutes", "3", "quick"], "quick", 3.0),
+        (["mock", "play", "rounds/round-x.yaml"], "rounds/round-x.yaml", None),
+    ],
+)
+def test_a_word_that_is_no_command_is_the_round_to_play(monkeypatch, argv, round_name, minutes):
+    from drill.cli import mock as mock_cli
+    from drill.mock import launch
+
+    started: list[tuple[str, float | None]] = []
+    monkeypatch.setattr(
+        launch,
+        "start_round",
+        lambda _store, _decks, name, m, _dirs: started.append((name, m)) or ("run", "rate"),
+    )
+    monkeypatch.setattr(mock_cli, "_play", lambda run, rate: 0)
+    assert main(argv) == 0
+    assert started == [(round_name, minutes)]
+
+
+@pytest.mark.parametrize(
+    ("command", "explains"),
+    [
+        (["play"], "ROUND"),
+        (["resume"], "resume an interrupted round"),
+        (["list"], "round definitions"),
+        (["history"], "past rounds"),
+        (["report"], "drill mock report coding ID"),
+        (["grade"], "Exit 0 when every check holds"),
+        (["contract"], "coding contract"),
+        (["coding"], "ctrl+r"),
+        (["coding", "resume"], "resume a coding round"),
+    ],
+)
+def test_each_subcommand_has_its_help(capsys, command, explains):
+    with pytest.raises(SystemExit) as exit_:
+        main(["mock", *command, "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: drill mock {' '.join(command)} ")
+    assert explains.lower() in " ".join(out.split()).lower()
+
+
+def test_mock_help_lists_the_subcommands(capsys):
+    with pytest.raises(SystemExit):
+        main(["mock", "--help"])
+    out = capsys.readouterr().out
+    for command in ("play", "resume", "list", "history", "report", "grade", "contract", "coding"):
+        assert f"\n    {command} " in out, command
 
 
 def heavy_modules_after_import(module: str) -> list[str]:
@@ -158,7 +232,7 @@ def test_grade_json_is_the_result_file(drill_home, tmp_path, capsys):
 
 @pytest.mark.lab
 def test_grade_the_model_answer_skeleton_exits_0(drill_home, tmp_path, capsys):
-    from drill.mock.coding.contract import model_answer_source
+    from trainer_lab.grading import model_answer_source
 
     script = tmp_path / "train.py"
     script.write_text(model_answer_source())

@@ -1,5 +1,6 @@
-"""Exercise attempts are stored from the lab-result contract: a result.json read back through
-trainer_lab.result (defaults filled for what an older writer left out) becomes one attempt row."""
+"""Exercise checks are stored from the lab-result contract: a result.json read back through
+trainer_lab.result (defaults filled for what an older writer left out) becomes one run-log row of
+kind "exercise", and counts in the exercise's progress."""
 
 from __future__ import annotations
 
@@ -7,8 +8,16 @@ import json
 from pathlib import Path
 
 from drill.exercises.progress import ProgressStore
+from drill.runs.recorder import RunRecorder
 from storage.db import open_database
-from trainer_lab.result import RESULT_FILE, new_result, read_result, write_result
+from trainer_lab.result import RESULT_FILE, LabResult, new_result, read_result, write_result
+
+
+def _record(store: ProgressStore, name: str, result: LabResult, run_dir: Path) -> None:
+    recorder = RunRecorder("exercise", db=store.db)
+    recorder.start(name, {}, 2, run_dir)
+    assert recorder.finish_result(result) is None
+    store.record_check(name, result)
 
 
 def test_a_result_read_from_its_run_dir_is_stored_as_an_attempt(tmp_path: Path) -> None:
@@ -24,12 +33,15 @@ def test_a_result_read_from_its_run_dir_is_stored_as_an_attempt(tmp_path: Path) 
     write_result(run_dir, failed)
     result = read_result(run_dir)
     assert result is not None
-    before = store.record_attempt("ddp-by-hand", result)
-    assert before.status == "not started"
+    assert store.get("ddp-by-hand").status == "not started"
+    _record(store, "ddp-by-hand", result, run_dir)
     [attempt] = store.attempts("ddp-by-hand")
-    assert (attempt["status"], attempt["passed"], attempt["total"]) == ("failed", 1, 2)
-    assert json.loads(attempt["failed_json"]) == ["grads_averaged"]
-    assert (attempt["duration_s"], attempt["run_dir"]) == (2.5, str(run_dir))
+    assert (attempt.kind, attempt.status, attempt.summary["checks_passed"]) == (
+        "exercise", "failed", 1
+    )  # fmt: skip
+    assert attempt.summary["checks_total"] == 2
+    assert attempt.summary["failed_checks"] == ["grads_averaged"]
+    assert (attempt.duration_s, attempt.run_dir) == (2.5, run_dir)
     assert store.get("ddp-by-hand").status == "failing"
 
 
@@ -42,7 +54,18 @@ def test_fields_an_older_result_left_out_are_stored_as_the_contract_defaults(
     (run_dir / RESULT_FILE).write_text(json.dumps({"lab": "exercise:x", "status": "ok"}))
     result = read_result(run_dir)
     assert result is not None
-    store.record_attempt("x", result)
+    _record(store, "x", result, run_dir)
     [attempt] = store.attempts("x")
-    assert (attempt["duration_s"], attempt["run_dir"], attempt["total"]) == (0.0, "", 0)
+    assert (attempt.summary["checks_total"], attempt.status) == (0, "ok")
+    assert attempt.duration_s is not None  # 0.0 in the result: the measured time instead
     assert store.get("x").status == "solved"
+
+
+def test_a_cancelled_check_is_logged_but_not_counted(tmp_path: Path) -> None:
+    store = ProgressStore(open_database(tmp_path / "db.sqlite3"))
+    recorder = RunRecorder("exercise", db=store.db)
+    recorder.start("x", {}, 2, tmp_path)
+    recorder.close()
+    assert store.attempts("x") == [] and store.get("x").status == "not started"
+    [row] = store.db.runs.find(kinds=["exercise"])
+    assert row.status == "cancelled"

@@ -97,11 +97,11 @@ def test_a_first_try_solve_rates_the_linked_card_good_once(service: ExerciseServ
     service.outcomes += ["ok", "ok"]  # type: ignore[attr-defined]
     outcome = service.check("ddp-by-hand")
     assert outcome.solved and outcome.rating == GOOD and outcome.rated_cards == ["allreduce-card"]
-    assert [r.rating for r in service.db.reviews("allreduce-card")] == [GOOD]
+    assert [r.rating for r in service.db.review.reviews("allreduce-card")] == [GOOD]
     again = service.check("ddp-by-hand")  # solved already: no second rating
-    assert again.rating is None and len(service.db.reviews("allreduce-card")) == 1
+    assert again.rating is None and len(service.db.review.reviews("allreduce-card")) == 1
     assert service.info("ddp-by-hand").status == "solved"
-    assert [a["status"] for a in service.store.attempts("ddp-by-hand")] == ["ok", "ok"]
+    assert [a.status for a in service.store.attempts("ddp-by-hand")] == ["ok", "ok"]
 
 
 def test_the_rating_follows_hints_failures_and_the_solution() -> None:
@@ -117,7 +117,7 @@ def test_a_solve_after_viewing_the_solution_rates_again(service: ExerciseService
     service.check("ddp-by-hand")
     service.solution("ddp-by-hand")
     assert service.check("ddp-by-hand").rating == AGAIN
-    assert [r.rating for r in service.db.reviews("allreduce-card")] == [AGAIN]
+    assert [r.rating for r in service.db.review.reviews("allreduce-card")] == [AGAIN]
 
 
 def test_for_card_finds_the_linked_exercise(service: ExerciseService) -> None:

@@ -96,7 +96,7 @@ def test_run_records_scores_and_rates_through_the_scheduler(
     assert svc.can_rate and svc.finish_notice is None
     saved = svc.rate(4)
     assert saved.ok and saved.value == 4 and svc.rated == 4 and not svc.can_rate
-    assert [(r.card_id, r.rating) for r in db.reviews()] == [(card.id, 4)]
+    assert [(r.card_id, r.rating) for r in db.review.reviews()] == [(card.id, 4)]
     [record] = LabHistory(db).runs(card_id=card.id)
     assert (record.status, record.rating, record.predicted) == ("ok", 4, "bit-identical")
     assert svc.past_runs().value == []  # this run is left out of its own past runs
@@ -118,7 +118,7 @@ def test_rating_goes_through_the_session_that_shows_the_card(
     assert svc.outcome is not None and svc.outcome.suggested_rating == 1  # wrong, medium
     assert svc.rate(2).ok
     assert session.stats.reviewed == 1 and session.stats.again == 0
-    assert [(r.card_id, r.rating) for r in db.reviews()] == [(card.id, 2)]
+    assert [(r.card_id, r.rating) for r in db.review.reviews()] == [(card.id, 2)]
 
 
 def test_without_a_database_the_rating_is_refused(card: Card, tmp_path: Path) -> None:
@@ -164,7 +164,7 @@ def test_locked_database_gives_notices_and_the_run_still_works(
         other.execute("ROLLBACK")
         other.close()
     assert svc.rate(4).ok  # the lock is gone: the retry is saved
-    assert [(r.card_id, r.rating) for r in locked_db.reviews()] == [(card.id, 4)]
+    assert [(r.card_id, r.rating) for r in locked_db.review.reviews()] == [(card.id, 4)]
 
 
 def test_recording_the_end_fails_as_a_notice(card: Card, locked_db: Any, tmp_path: Path) -> None:
@@ -221,4 +221,4 @@ def test_a_rating_logs_the_time_from_the_cards_display(
     finish(svc, runner)
     reading[0] = 212.5  # the rating comes 112.5 s after the card was shown
     assert svc.rate(3).ok
-    assert [(r.card_id, r.duration_ms) for r in db.reviews()] == [(card.id, 112_500)]
+    assert [(r.card_id, r.duration_ms) for r in db.review.reviews()] == [(card.id, 112_500)]

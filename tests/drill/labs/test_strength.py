@@ -8,6 +8,7 @@ import pytest
 from drill.decks.models import Card
 from drill.labs.strength import run_strength, sabotage_settings, sabotaged_jobs
 from drill.labs.verify import LabJob, LinkedCard, ResultCache
+from tests.support.run_log import cache_db
 from trainer_lab.catalogue_types import LabSpec, ParamSpec
 from trainer_lab.result import LabResult, Status, new_result
 
@@ -71,7 +72,7 @@ def test_a_claim_the_sabotage_breaks_is_strong_one_it_never_touches_tests_nothin
     report = run_strength(
         [strong, weak],
         _runner({"no_grad_sync": broken}),
-        ResultCache(tmp_path / "cache", "v"),
+        ResultCache(cache_db(tmp_path / "cache"), "v"),
         tmp_path / "runs",
         budget=2,
     )
@@ -88,7 +89,7 @@ def test_a_sabotaged_run_without_observations_breaks_nothing(tmp_path: Path) -> 
     report = run_strength(
         [card],
         _runner({"no_grad_sync": result("timeout")}),
-        ResultCache(tmp_path / "cache", "v"),
+        ResultCache(cache_db(tmp_path / "cache"), "v"),
         tmp_path / "runs",
     )
     assert report.cards[0].broken_by == {"sabotage=no_grad_sync": None}
@@ -101,7 +102,7 @@ def test_a_card_left_no_sabotage_is_listed_apart(tmp_path: Path) -> None:
         "c", {"run": "ddp-baseline", "params": {"sabotage": "none"}, "expect": ["x == 1"]}
     )
     report = run_strength(
-        [card], _runner({}), ResultCache(tmp_path / "cache", "v"), tmp_path / "runs"
+        [card], _runner({}), ResultCache(cache_db(tmp_path / "cache"), "v"), tmp_path / "runs"
     )
     assert report.jobs == [] and report.weak == []
     assert [c.card_id for c in report.no_sabotage] == ["c"]
@@ -160,7 +161,7 @@ def test_bundled_cards_of_quick_labs_are_each_broken_by_some_sabotage(tmp_path: 
         return _run_job(job, out_dir, lambda raw: None, cancel)
 
     report = run_strength(
-        cards, run_job, ResultCache(tmp_path / "cache", "v"), tmp_path / "runs", budget=2
+        cards, run_job, ResultCache(cache_db(tmp_path / "cache"), "v"), tmp_path / "runs", budget=2
     )
     assert {c.card_id: c.breakers for c in report.cards if not c.breakers} == {}
     # the two step-phases cards share one sabotaged run (same lab and params)

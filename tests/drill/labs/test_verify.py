@@ -5,7 +5,9 @@ from typing import Any
 
 from drill.decks.models import Card
 from drill.labs.verify import LabJob, LinkedCard, ResultCache, evaluate_card, plan_jobs, run_verify
-from trainer_lab.result import LabResult, Status, new_result
+from drill.runs.log import RunLog
+from tests.support.run_log import cache_db
+from trainer_lab.result import RESULT_FILE, LabResult, Status, new_result
 
 
 def linked(card_id: str, lab: dict[str, Any], predict: dict[str, Any] | None = None) -> LinkedCard:
@@ -39,7 +41,7 @@ def test_each_distinct_lab_and_params_runs_once(tmp_path: Path) -> None:
         calls.append(job)
         return ok(x=1)
 
-    cache = ResultCache(tmp_path / "cache", "v1")
+    cache = ResultCache(cache_db(tmp_path / "cache"), "v1")
     report = run_verify(cards, run_job, cache, tmp_path / "runs")
     assert len(calls) == 2
     assert report.ok and len(report.rows) == 3
@@ -50,7 +52,7 @@ def test_each_distinct_lab_and_params_runs_once(tmp_path: Path) -> None:
 
     run_verify(cards, run_job, cache, tmp_path / "runs", fresh=True)
     assert len(calls) == 4
-    run_verify(cards, run_job, ResultCache(tmp_path / "cache", "v2"), tmp_path / "runs")
+    run_verify(cards, run_job, ResultCache(cache_db(tmp_path / "cache"), "v2"), tmp_path / "runs")
     assert len(calls) == 6  # a new code version invalidates the cache
 
 
@@ -63,14 +65,14 @@ def test_failed_claim_and_lab_error_fail_the_report(tmp_path: Path) -> None:
     report = run_verify(
         cards,
         lambda job, out, progress, cancel: results[job.lab],
-        ResultCache(tmp_path / "cache", "v"),
+        ResultCache(cache_db(tmp_path / "cache"), "v"),
         tmp_path / "runs",
     )
     assert not report.ok
     assert [(r.card_id, r.passed) for r in report.rows] == [("good", True), ("bad", False)]
     assert report.rows[1].detail == "x"
     # only finished labs are cached; a timeout is retried next time
-    assert ResultCache(tmp_path / "cache", "v").get(LabJob("lab-b", (), None)) is None
+    assert ResultCache(cache_db(tmp_path / "cache"), "v").get(LabJob("lab-b", (), None)) is None
 
 
 def test_predict_needs_exactly_one_true_choice() -> None:
@@ -97,8 +99,8 @@ def test_lab_messages_with_brackets_print_as_text(
 ) -> None:
     # gloo errors carry "[/path/file.cc:78]", which rich would read as a closing markup tag.
     from drill.cli.main import main
+    from drill.database import open_app_database
     from drill.labs.verify import code_version
-    from drill.paths import cache_dir
 
     decks = tmp_path / "decks"
     decks.mkdir()
@@ -108,7 +110,7 @@ def test_lab_messages_with_brackets_print_as_text(
     )
     message = "[/__w/pytorch/gloo/transport/tcp/unbound_buffer.cc:78] Timed out"
     job = LabJob("ddp-baseline", (), None)
-    ResultCache(cache_dir() / "verify", code_version()).put(job, result("failed", message))
+    ResultCache(open_app_database(), code_version()).put(job, result("failed", message), tmp_path)
     monkeypatch.setenv("COLUMNS", "300")
     code = main(["--decks", str(decks), "verify", "--deck", "d"])
     out = capsys.readouterr().out
@@ -117,14 +119,28 @@ def test_lab_messages_with_brackets_print_as_text(
 
 
 def test_a_damaged_cache_entry_is_a_miss(tmp_path: Path) -> None:
-    cache = ResultCache(tmp_path, "v")
+    cache = ResultCache(cache_db(tmp_path), "v")
     job = LabJob("lab", (), None)
-    cache.put(job, ok(x=1))
+    cache.put(job, ok(x=1), tmp_path / "run")
     assert cache.get(job) == ok(x=1)
-    path = next(tmp_path.glob("*.json"))
+    path = tmp_path / "run" / RESULT_FILE
     for text in ("{not json", '{"status": "ok"}', '{"lab": "lab", "status": "fine"}', "[" * 10**5):
         path.write_text(text)
         assert cache.get(job) is None, text
+    assert ResultCache(None, "v").get(job) is None  # no database: every job runs
+
+
+def test_the_cache_is_the_verify_runs_in_the_run_log(tmp_path: Path) -> None:
+    db = cache_db(tmp_path)
+    job = LabJob("lab", (("mode", "full"),), None)
+    run_verify([linked("a", {"run": "lab", "params": {"mode": "full"}, "expect": ["x == 1"]})],
+               lambda job, out, progress, cancel: ok(x=1), ResultCache(db, "v1"),
+               tmp_path / "runs")  # fmt: skip
+    [run] = RunLog(db).runs(kinds=["verify"])
+    assert (run.name, run.params, run.version, run.status) == ("lab", {"mode": "full"}, "v1", "ok")
+    assert run.summary["checks_total"] == 0 and run.run_dir.parent == tmp_path / "runs"
+    assert ResultCache(db, "v1").get(job) == ok(x=1)
+    assert ResultCache(db, "v2").get(job) is None  # another lab source version
 
 
 def test_claims_scoped_by_where_are_skipped_elsewhere_and_said_so(
@@ -150,8 +166,8 @@ def test_claims_scoped_by_where_are_skipped_elsewhere_and_said_so(
 
     # the CLI table marks each skipped claim and the summary counts them
     from drill.cli.main import main
+    from drill.database import open_app_database
     from drill.labs.verify import code_version
-    from drill.paths import cache_dir
 
     decks = tmp_path / "decks"
     decks.mkdir()
@@ -162,7 +178,7 @@ def test_claims_scoped_by_where_are_skipped_elsewhere_and_said_so(
     )
     job = LabJob("throughput-mfu", (), None)
     gpu_run = ok(device="cuda:0", attention_share=0.9)
-    ResultCache(cache_dir() / "verify", code_version()).put(job, gpu_run)
+    ResultCache(open_app_database(), code_version()).put(job, gpu_run, tmp_path / "run")
     monkeypatch.setenv("COLUMNS", "300")
     assert main(["--decks", str(decks), "verify", "--deck", "d"]) == 0
     out = capsys.readouterr().out

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from drill.cli.main import main
+from drill.database import open_app_database
 from drill.decks import links as lab_links
 from drill.decks.loader import load_decks
 from drill.labs.verify import LabJob, ResultCache, code_version, linked_cards, plan_jobs, run_verify
-from drill.paths import cache_dir, runs_dir
+from drill.paths import runs_dir
 from trainer_lab.api import run_lab
 from trainer_lab.result import LabResult
 
@@ -39,7 +40,7 @@ def test_verify_runs_every_bundled_claim_and_passes(
     assert len(cards) >= 30, "expected the bundled decks to link many cards to labs"
 
     started = time.monotonic()
-    cache = ResultCache(cache_dir() / "verify", code_version())
+    cache = ResultCache(open_app_database(), code_version())
     report = run_verify(cards, _run_job, cache, runs_dir() / "verify")
     cold_s = time.monotonic() - started
 

@@ -14,6 +14,7 @@ import pytest
 from drill.decks.models import Card
 from drill.labs.schedule import Planned, run_scheduled
 from drill.labs.verify import LabJob, LinkedCard, ResultCache, run_verify
+from tests.support.run_log import cache_db
 from trainer_lab.result import LabResult, new_result
 
 
@@ -192,7 +193,7 @@ def test_verify_output_order_does_not_follow_completion_order(tmp_path: Path) ->
             b_done.set()
         return ok(x=1 if job.lab == "lab-a" else 2)
 
-    cache = ResultCache(tmp_path / "cache", "v")
+    cache = ResultCache(cache_db(tmp_path / "cache"), "v")
     report = run_verify(cards, run_job, cache, tmp_path / "runs", budget=2, cores_of=lambda j: 1)
     assert finished == ["lab-b", "lab-a"]
     assert [row.card_id for row in report.rows] == ["first", "second"]
@@ -202,11 +203,12 @@ def test_verify_output_order_does_not_follow_completion_order(tmp_path: Path) ->
 
 def test_cached_durations_order_the_next_cold_run(tmp_path: Path) -> None:
     cards = [linked(c, {"run": f"lab-{c}", "expect": ["x == 1"]}) for c in ("a", "b", "c")]
-    cache = ResultCache(tmp_path / "cache", "v1")
+    cache = ResultCache(cache_db(tmp_path), "v1")
     for lab, seconds in (("lab-a", 2.0), ("lab-b", 30.0), ("lab-c", 7.0)):
-        cache.record_duration(LabJob(lab, (), None), seconds)
+        cache.put(LabJob(lab, (), None), ok(x=1), tmp_path / lab, seconds)
     started: list[str] = []
-    new_version = ResultCache(tmp_path / "cache", "v2")  # results stale, durations kept
+    new_version = ResultCache(cache_db(tmp_path), "v2")  # results stale, durations kept
+    assert new_version.duration(LabJob("lab-b", (), None)) == 30.0
     run_verify(
         cards,
         lambda job, out, progress, cancel: ok(x=1),
@@ -217,8 +219,7 @@ def test_cached_durations_order_the_next_cold_run(tmp_path: Path) -> None:
         on_start=lambda job, estimate: started.append(job.lab),
     )
     assert started == ["lab-b", "lab-c", "lab-a"]
-    (tmp_path / "cache" / "durations.json").write_text('{"x": "nan", "y": [1]')
-    assert new_version.duration(LabJob("lab-a", (), None)) is None  # damaged: no estimate
+    assert new_version.duration(LabJob("lab-d", (), None)) is None  # never ran: no estimate
 
 
 def test_a_run_that_raises_reads_as_a_lab_error(tmp_path: Path) -> None:
@@ -232,16 +233,18 @@ def test_a_run_that_raises_reads_as_a_lab_error(tmp_path: Path) -> None:
             raise OSError("no such file")
         return ok(x=1)
 
-    report = run_verify(cards, run_job, ResultCache(tmp_path / "c", "v"), tmp_path / "r", budget=2)
+    report = run_verify(
+        cards, run_job, ResultCache(cache_db(tmp_path / "c"), "v"), tmp_path / "r", budget=2
+    )
     assert [(r.card_id, r.passed) for r in report.rows] == [("a", False), ("b", True)]
     assert "no such file" in report.rows[0].detail
 
 
 def test_durations_from_concurrent_runs_are_all_kept(tmp_path: Path) -> None:
-    cache = ResultCache(tmp_path / "cache", "v")
+    cache = ResultCache(cache_db(tmp_path), "v")
     jobs = [LabJob(f"lab-{i}", (), None) for i in range(16)]
     threads = [
-        threading.Thread(target=cache.record_duration, args=(job, float(i)))
+        threading.Thread(target=cache.put, args=(job, ok(x=1), tmp_path / job.lab, float(i)))
         for i, job in enumerate(jobs)
     ]
     for thread in threads:
@@ -252,10 +255,10 @@ def test_durations_from_concurrent_runs_are_all_kept(tmp_path: Path) -> None:
 
 
 def test_an_unwritable_cache_never_spoils_a_result(tmp_path: Path) -> None:
-    blocked = tmp_path / "cache"
-    blocked.write_text("a file where the cache directory should be")
+    db = cache_db(tmp_path)
+    db.path.write_bytes(b"not a database" * 1000)  # writes and reads now fail
     cards = [linked("a", {"run": "lab-a", "expect": ["x == 1"]})]
     report = run_verify(
-        cards, lambda job, out, progress, cancel: ok(x=1), ResultCache(blocked, "v"), tmp_path
+        cards, lambda job, out, progress, cancel: ok(x=1), ResultCache(db, "v"), tmp_path
     )
     assert report.ok and report.rows[0].passed

@@ -145,10 +145,10 @@ def test_weak_cards_are_rated_into_the_review_schedule(store, clock):
     clock.advance(1000)
     run.tick()
     run.grade({card_prompt.id: [False, False]}, rate=review_rater(store.db, load_decks([])))
-    (log,) = store.db.reviews(card_prompt.card_id)
+    (log,) = store.db.review.reviews(card_prompt.card_id)
     assert log.rating == 1  # nothing covered -> Again
     assert log.deck_id == "test-deck"
-    assert store.db.card_state(card_prompt.card_id)["stability"] > 0
+    assert store.db.review.card_state(card_prompt.card_id)["stability"] > 0
     assert set(mastery(store.db)) == {card_prompt.card_id}
 
 

@@ -124,9 +124,9 @@ def test_row_actions_change_the_database(rows_and_db) -> None:  # type: ignore[n
         assert ids(search(rows, "is:buried", NOW)[0]) == ["ddp-bucket"]
         assert ids(search(rows, "is:new", NOW)[0]) == ["fsdp-shard", "resume-state"]
         assert ids(search(rows, "is:leech", NOW)[0]) == []
-        state = db.card_state("fsdp-shard")
+        state = db.review.card_state("fsdp-shard")
         assert state is not None and state["lapses"] == 0 and state["due"] is None
-        assert len(db.reviews("fsdp-shard")) == 2  # history is kept
+        assert len(db.review.reviews("fsdp-shard")) == 2  # history is kept
     finally:
         db.close()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from drill.review.stats import CardInfo, calibration_verdict, compute_stats
-from storage.schema_names import EXERCISE_ATTEMPT
+from storage.schema_names import RUN_LOG
 from tests.support.review_logs import LogBuilder
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)  # a Friday
@@ -163,14 +163,14 @@ def test_an_exercise_row_with_text_for_numbers_is_skipped(tmp_path: Path) -> Non
     log.exercise(NOW - timedelta(days=2), "first-nan", "failed", 0, 1)
     path = log.write()
     with sqlite3.connect(path) as conn:  # hand-edited: INTEGER affinity keeps text as text
-        conn.execute(f"UPDATE {EXERCISE_ATTEMPT} SET passed = 'lots' WHERE name = 'first-nan'")
+        conn.execute(f"UPDATE {RUN_LOG} SET checks_passed = 'lots' WHERE name = 'first-nan'")
     assert [e.name for e in stats_of(path, CARDS).exercise_results] == ["ddp-by-hand"]
 
 
-def test_a_database_without_exercise_tables_has_no_exercise_results(tmp_path: Path) -> None:
+def test_a_database_without_the_run_log_has_no_exercise_results(tmp_path: Path) -> None:
     path = LogBuilder(tmp_path / "db.sqlite3").write()
     with sqlite3.connect(path) as conn:
-        conn.execute(f"DROP TABLE {EXERCISE_ATTEMPT}")
+        conn.execute(f"DROP TABLE {RUN_LOG}")
     assert stats_of(path, CARDS).exercise_results == []
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from drill.tui.app import AppOptions, DrillApp
-from tests.support.clocks import TUI_START
+from tests.support.clocks import TUI_START, Clock
 
 ALPHA = """\
 deck: alpha
@@ -48,19 +47,6 @@ cards:
 """
 
 START = TUI_START
-
-
-class Clock:
-    """A settable clock: the app, the queue and the session all read it."""
-
-    def __init__(self, start: datetime = START) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 @pytest.fixture

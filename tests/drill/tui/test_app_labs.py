@@ -47,8 +47,8 @@ async def test_panel_rates_through_the_review_session(home: Path, tmp_path: Path
         session = review.session
         assert session.current.card.id == "ddp-equals-single"
         opened = open_lab_panel(
-            app, review.card, review.card_deck, session=session, callback=rated.append,
-            runner=runner, runs_root=tmp_path / "runs",
+            app, app.services, review.card, review.card_deck, session=session,
+            callback=rated.append, runner=runner, runs_root=tmp_path / "runs",
         )  # fmt: skip
         assert opened
         await until(pilot, lambda: isinstance(app.screen, LabPanelScreen))
@@ -61,7 +61,7 @@ async def test_panel_rates_through_the_review_session(home: Path, tmp_path: Path
         await until(pilot, lambda: rated == [3])
         assert session.stats.reviewed == 1  # a new card rated Good comes back as learning
         assert session.current is not None and not session.current.is_new
-        assert [(r.card_id, r.rating) for r in app.backend.heavy.db.reviews()] == [
+        assert [(r.card_id, r.rating) for r in app.services.db.review.reviews()] == [
             ("ddp-equals-single", 3)
         ]
 
@@ -119,7 +119,7 @@ async def test_a_card_naming_an_unknown_lab_gives_a_notice(home: Path, tmp_path:
     async with app.run_test(size=(100, 50), message_hook=notices) as pilot:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        assert not open_lab_panel(app, card, "d")
+        assert not open_lab_panel(app, app.services, card, "d")
         await pilot.pause()
         assert app.is_running and not isinstance(app.screen, LabPanelScreen)
         assert any("unknown lab 'no-such-lab'" in n for n in notices.messages("error"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
+from drill.services import Services
 from drill.tui.app import AppOptions, DrillApp
-from drill.tui.backend import Heavy
 from drill.tui.screens.home import HomeScreen
 from tests.support.hostile_decks import hostile_folder
 from tests.support.pilot import Notices, run_async, until
@@ -42,16 +42,16 @@ async def test_q_quits_while_a_hostile_folder_is_still_loading(tmp_path: Path) -
     hostile_folder(folder)
     app = DrillApp(AppOptions(deck_dirs=[folder], include_bundled=False, headless=True))
     release, finished = threading.Event(), threading.Event()
-    load = app.backend.load_heavy
+    load = app.backend.load
 
-    def load_after_release() -> Heavy:  # the load is still running when q arrives
+    def load_after_release() -> Services:  # the load is still running when q arrives
         release.wait()
         try:
             return load()
         finally:
             finished.set()
 
-    app.backend.load_heavy = load_after_release  # type: ignore[method-assign]
+    app.backend.load = load_after_release  # type: ignore[method-assign]
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             home = app.screen

@@ -6,7 +6,7 @@ import pytest
 
 from trainer_lab.catalogue import get_lab
 from trainer_lab.driver import execute
-from trainer_lab.labs.resume import compare
+from trainer_lab.labs.resume.drive import compare
 
 pytestmark = pytest.mark.lab
 

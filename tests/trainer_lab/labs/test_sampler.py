@@ -6,7 +6,7 @@ import pytest
 
 from trainer_lab.catalogue import get_lab
 from trainer_lab.driver import execute
-from trainer_lab.labs.sampler import coverage, epoch_counts, overlapping_steps
+from trainer_lab.labs.sampler.drive import coverage, epoch_counts, overlapping_steps
 
 pytestmark = pytest.mark.lab
 

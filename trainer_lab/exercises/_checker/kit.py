@@ -36,12 +36,6 @@ def params_digest(model: nn.Module) -> str:
     return digest([p for p in model.parameters()])
 
 
-def max_diff(a: nn.Module, b: nn.Module) -> float:
-    return max(
-        float((p - q).abs().max()) for p, q in zip(a.parameters(), b.parameters(), strict=True)
-    )
-
-
 def flat(model: nn.Module) -> list[float]:
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).tolist()
 

@@ -7,14 +7,15 @@ checkpointing (`torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
   input; its internals are recomputed during backward.
 - FLOPs of forward + backward (torch.utils.flop_counter) and how often each block's forward
   runs: the recompute cost, counted rather than timed.
-- median step time over a few steps (reported, not checked: timing is noisy on a shared box).
+- median forward + backward time over a few steps of the reference trainer (its phase timers),
+  the two models' steps alternating (reported, not checked: timing is noisy on a shared box).
+The model is the reference trainer's; checkpointing is applied as its parallelize step.
 Rank 0 measures; other ranks wait.
 """
 
 from __future__ import annotations
 
 import statistics
-import time
 from typing import Any
 
 import torch
@@ -25,6 +26,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from trainer_lab.config import TrainConfig
 from trainer_lab.train.model import build_model, loss_fn
+from trainer_lab.train.spec import TrainSpec
+from trainer_lab.train.trainer import Trainer
 from trainer_lab.train.worker import WorkerContext
 
 
@@ -39,19 +42,33 @@ class Checkpointed(nn.Module):
         return checkpoint(self.block, x, use_reentrant=False)
 
 
-def build(cfg: TrainConfig, mode: str) -> tuple[nn.Module, list[int]]:
-    """The model for a mode, and a list counting the block forward calls."""
-    torch.manual_seed(cfg.seed)
-    model = build_model(cfg)
-    calls = [0]
-    for block in model.blocks:
-        block.register_forward_pre_hook(lambda _m, _a: calls.__setitem__(0, calls[0] + 1))
+def apply_checkpointing(model: nn.Module, mode: str) -> nn.Module:
+    """Activation checkpointing as a parallelize step: per block, around the whole model
+    (sabotage), or none."""
     if mode == "per_block":
         model.blocks = nn.ModuleList(Checkpointed(b) for b in model.blocks)
     elif mode == "whole_model":  # sabotage: one checkpoint around everything
         inner = model.forward
         model.forward = lambda idx: checkpoint(inner, idx, use_reentrant=False)  # type: ignore[method-assign]
-    return model, calls
+    return model
+
+
+def build(cfg: TrainConfig, mode: str, batch: int) -> tuple[Trainer, list[int]]:
+    """A one-rank reference trainer for a mode, and a list counting the block forward calls."""
+    calls = [0]
+
+    def counted(cfg: TrainConfig) -> nn.Module:
+        model = build_model(cfg)
+        for block in model.blocks:
+            block.register_forward_pre_hook(lambda _m, _a: calls.__setitem__(0, calls[0] + 1))
+        return model
+
+    plan = TrainSpec(
+        build_model=counted, parallelize=lambda model, _where: apply_checkpointing(model, mode)
+    )
+    # one global batch of `batch` sequences per epoch: every timed step has the same shape
+    one_batch = cfg.with_(global_batch=batch, n_samples=batch, log_every=0)
+    return Trainer(one_batch, rank=0, world_size=1, spec=plan), calls
 
 
 def batch_of(cfg: TrainConfig, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -89,18 +106,14 @@ def measure(cfg: TrainConfig, model: nn.Module, calls: list[int], batch: int) ->
     }
 
 
-def time_steps(
-    cfg: TrainConfig, models: dict[str, nn.Module], batch: int, steps: int
-) -> dict[str, float]:
-    """Median forward + backward time per model, alternating models so drift hits both."""
-    x, y = batch_of(cfg, batch)
-    times: dict[str, list[float]] = {name: [] for name in models}
+def time_steps(trainers: dict[str, Trainer], steps: int) -> dict[str, float]:
+    """Median forward + backward time per trainer (its phase timers), alternating the trainers'
+    steps so drift hits both."""
+    times: dict[str, list[float]] = {name: [] for name in trainers}
     for _ in range(steps):
-        for name, model in models.items():
-            model.zero_grad(set_to_none=True)
-            start = time.perf_counter()
-            loss_fn(cfg, model(x), y).backward()
-            times[name].append(time.perf_counter() - start)
+        for name, trainer in trainers.items():
+            phases = trainer.train_step()["phases"]
+            times[name].append(phases["forward"] + phases["backward"])
     return {name: round(1e3 * statistics.median(t), 3) for name, t in times.items()}
 
 
@@ -114,13 +127,13 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
         }
         for depth in spec["depths"]:
             cfg = base.with_(n_layer=depth)
-            built = {label: build(cfg, mode) for label, mode in modes.items()}
+            built = {label: build(cfg, mode, spec["batch"]) for label, mode in modes.items()}
             results = {
-                label: measure(cfg, model, calls, spec["batch"])
-                for label, (model, calls) in built.items()
+                label: measure(cfg, trainer.model, calls, spec["batch"])
+                for label, (trainer, calls) in built.items()
             }
-            models = {label: model for label, (model, _) in built.items()}
-            step_ms = time_steps(cfg, models, spec["batch"], spec["timed_steps"])
+            trainers = {label: trainer for label, (trainer, _) in built.items()}
+            step_ms = time_steps(trainers, spec["timed_steps"])
             for label, result in results.items():
                 ctx.events().write(
                     "activation",

@@ -24,9 +24,13 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from torch.distributed.tensor import DTensor
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import Dataset
 
 from trainer_lab.config import TrainConfig
+from trainer_lab.train.data import build_loader
 from trainer_lab.train.model import build_model, loss_fn, param_count
+from trainer_lab.train.spec import Placement, TrainSpec, build_adamw, build_constant_lr
+from trainer_lab.train.trainer import Trainer
 from trainer_lab.train.worker import WorkerContext
 
 
@@ -69,8 +73,8 @@ def measure(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, int
     return sizes
 
 
-def build(
-    cfg: TrainConfig,
+def wrap(
+    model: nn.Module,
     mode: str,
     group: Any,
     device: torch.device,
@@ -78,10 +82,9 @@ def build(
     single: Any = None,
     root_only: bool = False,
 ) -> nn.Module:
-    """`single`: this rank's one-rank group; when given, FSDP gets a 2-D HSDP mesh of w
+    """The parallelize step: DDP on the group, or fully_shard per layer (then the root).
+    `single`: this rank's one-rank group; when given, FSDP gets a 2-D HSDP mesh of w
     replicas x 1 shard (debug: nothing is sharded, every rank holds a full replica)."""
-    torch.manual_seed(cfg.seed)  # identical initial weights in every mode and on every rank
-    model = build_model(cfg).to(device)
     if mode == "ddp":
         ids = [device.index] if device.type == "cuda" else None
         return DDP(model, device_ids=ids, process_group=group)
@@ -141,14 +144,97 @@ def full_grad_norm(model: nn.Module) -> float:
     return total.sqrt().item()
 
 
-def batches(cfg: TrainConfig, steps: int, device: torch.device) -> list[tuple[torch.Tensor, ...]]:
-    gen = torch.Generator().manual_seed(cfg.seed + 1)
-    out = []
-    for _ in range(steps):
-        x = torch.randn(cfg.global_batch, cfg.d_in, generator=gen)
-        y = torch.tanh(x[:, : cfg.d_out] * 2)
-        out.append((x.to(device), y.to(device)))
-    return out
+class FixedBatches(Dataset):
+    """`steps` global batches of the lab's own data, in order: with an unshuffled sampler, step k
+    of every mode trains on global batch k, rank r on its r-th contiguous block of rows (the
+    unshuffled sampler deals items round-robin, so the rows are stored dealt that way)."""
+
+    def __init__(self, cfg: TrainConfig, steps: int, world_size: int) -> None:
+        gen = torch.Generator().manual_seed(cfg.seed + 1)
+        per_rank = cfg.global_batch // world_size
+        xs = [
+            torch.randn(cfg.global_batch, cfg.d_in, generator=gen)
+            .reshape(world_size, per_rank, cfg.d_in)
+            .transpose(0, 1)  # item j * world_size + r = row r * per_rank + j
+            .reshape(cfg.global_batch, cfg.d_in)
+            for _ in range(steps)
+        ]
+        self.x = torch.cat(xs)
+        self.y = torch.tanh(self.x[:, : cfg.d_out] * 2)
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, index: int) -> tuple[int, torch.Tensor, torch.Tensor]:
+        return index, self.x[index], self.y[index]
+
+
+class MasterCopyAdamW(torch.optim.AdamW):
+    """Debug master_copy: AdamW over its own fp32 copy of the weights, copied back into the
+    model's parameters after each step (hand-rolled mixed precision on top of FSDP's fp32
+    shards); the copy is optimizer-owned memory."""
+
+    def __init__(self, model: nn.Module, cfg: TrainConfig) -> None:
+        self.model_params = list(model.parameters())
+        masters = [p.detach().clone() for p in self.model_params]
+        super().__init__(masters, lr=cfg.lr, weight_decay=cfg.weight_decay)
+
+    def _pairs(self) -> Any:
+        return zip(self.param_groups[0]["params"], self.model_params, strict=True)
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> Any:
+        for master, p in self._pairs():
+            master.grad = p.grad
+        loss = super().step(closure)
+        for master, p in self._pairs():
+            p.copy_(master)
+        return loss
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        super().zero_grad(set_to_none)
+        for p in self.model_params:
+            p.grad = None
+
+
+def train_spec(
+    mode: str,
+    group: Any,
+    spec: dict[str, Any],
+    single: Any,
+    steps: int,
+    watch: dict[str, Any],
+) -> TrainSpec:
+    """The reference trainer with this mode's parallelism, the lab's data and two probes:
+    the full gradient norm before each step, the bytes held after it (the last one is kept)."""
+
+    def parallelize(model: nn.Module, where: Placement) -> nn.Module:
+        root_only = spec.get("wrap") == "root"
+        built = wrap(model, mode, group, where.device, spec["sum_grads"], single, root_only)
+        watch["peak_gathered"] = track_gathered(built)
+        return built
+
+    def on_grads(trainer: Trainer) -> None:
+        watch["grad_norm"] = full_grad_norm(trainer.module)
+
+    def after_optimizer(trainer: Trainer) -> None:
+        watch["memory"] = measure(trainer.module, trainer.optimizer)
+
+    def loader(cfg: TrainConfig, world_size: int, rank: int) -> tuple[Any, Any]:
+        in_order = cfg.with_(shuffle=False)
+        data = FixedBatches(cfg, steps, world_size)
+        return build_loader(in_order, world_size, rank, dataset=data)
+
+    master_copy = mode == "fsdp_mp" and spec.get("master_copy")
+    return TrainSpec(
+        parallelize=parallelize,
+        build_optimizer=MasterCopyAdamW if master_copy else build_adamw,
+        build_scheduler=build_constant_lr,
+        build_loader=loader,
+        loss=lambda cfg, out, y: loss_fn(cfg, out.float(), y),  # bf16 compute, fp32 loss
+        on_grads=on_grads,
+        after_optimizer=after_optimizer,
+    )
 
 
 def train(
@@ -160,39 +246,25 @@ def train(
     spec: dict[str, Any],
     single: Any = None,
 ) -> None:
-    root_only = spec.get("wrap") == "root"
-    model = build(cfg, mode, group, ctx.device, spec["sum_grads"], single, root_only)
-    peak_gathered = track_gathered(model)
-    params = list(model.parameters())
-    # debug master_copy: the optimizer steps its own fp32 copy, copied back into the shards
-    masters = (
-        [p.detach().clone() for p in params]
-        if mode == "fsdp_mp" and spec.get("master_copy")
-        else None
-    )
-    optimizer = torch.optim.AdamW(masters or params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    per_rank = cfg.global_batch // w
-    events = ctx.events()
     steps = int(spec["steps"])
-    for step, (x, y) in enumerate(batches(cfg, steps, ctx.device), start=1):
-        rows = slice(ctx.rank * per_rank, (ctx.rank + 1) * per_rank)
-        loss = loss_fn(cfg, model(x[rows]).float(), y[rows])
-        loss.backward()
-        norm = full_grad_norm(model)
-        if masters is not None:
-            for master, p in zip(masters, params, strict=True):
-                master.grad = p.grad
-        optimizer.step()
-        if masters is not None:
-            with torch.no_grad():
-                for master, p in zip(masters, params, strict=True):
-                    p.copy_(master)
-        if step == steps:
-            sizes = measure(model, optimizer)
-            events.write("memory", mode=mode, w=w, peak_gathered=peak_gathered[0], **sizes)
-        optimizer.zero_grad(set_to_none=True)
-        model.zero_grad(set_to_none=True)
-        events.write("loss", mode=mode, w=w, step=step, loss=loss.item(), grad_norm=norm)
+    watch: dict[str, Any] = {}
+    events = ctx.events()
+    plan = train_spec(mode, group, spec, single, steps, watch)
+    trainer = Trainer(
+        cfg.with_(steps=steps),
+        ctx.device,
+        events,
+        run_label=f"{mode}-w{w}",
+        rank=ctx.rank,
+        world_size=w,
+        spec=plan,
+    )
+    for _ in range(steps):
+        record = trainer.train_step()
+        loss, step = record["loss"], record["step"]
+        events.write("loss", mode=mode, w=w, step=step, loss=loss, grad_norm=watch["grad_norm"])
+    peak = watch["peak_gathered"][0]
+    events.write("memory", mode=mode, w=w, peak_gathered=peak, **watch["memory"])
 
 
 def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:

@@ -13,6 +13,9 @@ kernel skips half of them, so this counts the work of the non-causal shape).
   with is_causal=True so the flash kernel runs), bf16 autocast, torch.compile, fused AdamW,
   against the device's dense bf16 peak from its datasheet (by name; unknown devices fall back
   to a measured bf16 matmul peak, and the result says which).
+The timed steps are the reference trainer's (this lab's model, compile, optimizer, autocast and
+random-token data plugged in through a TrainSpec); a step's time is its forward, backward,
+gradient-sync and optimizer phases (the data phases are left out: the batch is ready).
 Rank 0 measures; other ranks wait.
 """
 
@@ -27,10 +30,14 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.nn import functional as F
+from torch.utils.data import Dataset
 from torch.utils.flop_counter import FlopCounterMode
 
 from trainer_lab.config import TrainConfig
+from trainer_lab.train.data import build_loader
 from trainer_lab.train.model import build_model, loss_fn
+from trainer_lab.train.spec import TrainSpec
+from trainer_lab.train.trainer import Trainer
 from trainer_lab.train.worker import WorkerContext
 
 # Dense (no sparsity) bf16 tensor-core peaks from NVIDIA datasheets, FLOP/s; the first name
@@ -118,18 +125,56 @@ def flops_per_token(cfg: TrainConfig, matmul_params: int, sabotage: str) -> dict
     return {"dense": dense, "attention": attention, "total": dense + attention}
 
 
+class RandomTokens(Dataset):
+    """`n` sequences of uniformly random tokens (inputs and targets): throughput does not care
+    what is learnt, and a vocabulary of 32k makes the trainer's Markov-chain data too costly."""
+
+    def __init__(self, cfg: TrainConfig, n: int) -> None:
+        gen = torch.Generator().manual_seed(cfg.seed)
+        self.x = torch.randint(cfg.vocab, (n, cfg.seq_len), generator=gen)
+        self.y = torch.randint(cfg.vocab, (n, cfg.seq_len), generator=gen)
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, index: int) -> tuple[int, torch.Tensor, torch.Tensor]:
+        return index, self.x[index], self.y[index]
+
+
+def train_spec(on_gpu: bool, data: RandomTokens) -> TrainSpec:
+    """CPU: the trainer's tiny GPT, fp32, eager. CUDA: the fused GPT, compiled, bf16 autocast,
+    fused AdamW."""
+    return TrainSpec(
+        build_model=FusedGPT if on_gpu else build_model,
+        parallelize=(lambda model, _where: torch.compile(model)) if on_gpu else None,
+        build_optimizer=lambda model, _cfg: torch.optim.AdamW(
+            model.parameters(), lr=3e-4, fused=on_gpu
+        ),
+        build_loader=lambda cfg, world_size, rank: build_loader(
+            cfg, world_size, rank, dataset=data
+        ),
+        autocast=torch.bfloat16 if on_gpu else None,
+    )
+
+
+def step_seconds(record: dict[str, Any]) -> float:
+    phases = record["phases"]
+    return phases["forward"] + phases["backward"] + phases["grad_sync"] + phases["optimizer"]
+
+
 def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
     if ctx.rank == 0:
         on_gpu = ctx.device.type == "cuda"
-        cfg = TrainConfig.from_dict(spec["gpu_config" if on_gpu else "config"])
         batch = spec["gpu_batch" if on_gpu else "batch"]
-        torch.manual_seed(cfg.seed)
-        model = (FusedGPT(cfg) if on_gpu else build_model(cfg)).to(ctx.device)
+        cfg = TrainConfig.from_dict(spec["gpu_config" if on_gpu else "config"])
+        cfg = cfg.with_(global_batch=batch, log_every=0)
+        data = RandomTokens(cfg, batch)
+        trainer = Trainer(cfg, ctx.device, rank=0, world_size=1, spec=train_spec(on_gpu, data))
+        model = trainer.module  # eager: what the FLOP counter reads
         n_params = sum(p.numel() for p in model.parameters())
         embeddings = model.tok.weight.numel() + model.pos.weight.numel()
         flops = flops_per_token(cfg, n_params - embeddings, spec["sabotage"])
-        x = torch.randint(cfg.vocab, (batch, cfg.seq_len), device=ctx.device)
-        y = torch.randint(cfg.vocab, (batch, cfg.seq_len), device=ctx.device)
+        x, y = data.x.to(ctx.device), data.y.to(ctx.device)
         # what a FLOP counter sees in one forward + backward (eager model)
         with FlopCounterMode(display=False) as counter:
             with torch.autocast(ctx.device.type, dtype=torch.bfloat16, enabled=on_gpu):
@@ -140,21 +185,8 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
             n for op, n in counts.items() if any(a in op for a in ATTENTION_OPS)
         )
         model.zero_grad(set_to_none=True)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=on_gpu)
-        step_model = torch.compile(model) if on_gpu else model
-        times = []
-        for _ in range(spec["warmup_steps"] + spec["timed_steps"]):
-            if on_gpu:
-                torch.cuda.synchronize(ctx.device)
-            start = time.perf_counter()
-            with torch.autocast(ctx.device.type, dtype=torch.bfloat16, enabled=on_gpu):
-                loss = loss_fn(cfg, step_model(x), y)
-            loss.backward()
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            if on_gpu:
-                torch.cuda.synchronize(ctx.device)
-            times.append(time.perf_counter() - start)
+        steps = spec["warmup_steps"] + spec["timed_steps"]
+        times = [step_seconds(trainer.train_step()) for _ in range(steps)]
         step_s = statistics.median(times[spec["warmup_steps"] :])
         if on_gpu:
             name = torch.cuda.get_device_name(ctx.device)

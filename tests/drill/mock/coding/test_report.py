@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 
 from drill.cli.main import main
-from drill.mock.coding.grader import CHECK_NAMES, LAB
 from drill.mock.coding.report import CHECK_CARDS, build_report, cards_for, feed_back, to_markdown
 from drill.mock.coding.session import CodingSession, default_rounds_dir
 from tests.support.clocks import FakeClock
+from trainer_lab.grading import CHECK_NAMES, LAB
 from trainer_lab.result import new_result, write_result
 
 DECKS = Path(__file__).resolve().parents[4] / "decks"

@@ -4,7 +4,7 @@ a damaged state file does not stop a resume."""
 from __future__ import annotations
 
 from drill.mock.clock import Status
-from drill.mock.coding.contract import starter_source
+from drill.mock.coding import starter_source
 from drill.mock.coding.session import CODING_PHASES, CodingSession
 from tests.support.clocks import FakeClock
 

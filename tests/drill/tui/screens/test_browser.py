@@ -17,6 +17,7 @@ from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
 from storage.db import open_database
 from tests.support.pilot import HostApp, Notices, run_async, text_of, until
 from tests.support.review_logs import LogBuilder, write_browse_decks
+from tests.support.services import slot_for
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -36,7 +37,7 @@ def setup(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
 
 
 def host(decks: Any, db: Any, **kw: Any) -> HostApp:
-    return HostApp(BrowserScreen(decks, db, now=lambda: NOW, **kw))
+    return HostApp(BrowserScreen(slot_for(decks, db, now=lambda: NOW), **kw))
 
 
 def shown(app: HostApp) -> list[str]:
@@ -74,26 +75,28 @@ async def test_suspend_bury_and_reset_from_a_row(setup: Any) -> None:
         await until(pilot, lambda: shown(app) == ["fsdp-shard"])
         await pilot.press("enter")  # to the results
         await pilot.press("s")
-        await until(pilot, lambda: (db.card_state("fsdp-shard") or {}).get("suspended") is True)
+        await until(
+            pilot, lambda: (db.review.card_state("fsdp-shard") or {}).get("suspended") is True
+        )
         await until(pilot, lambda: "suspended" in app.screen.current().flags(NOW))  # type: ignore[attr-defined]
         await pilot.press("s")
-        await until(pilot, lambda: db.card_state("fsdp-shard")["suspended"] is False)  # type: ignore[index]
+        await until(pilot, lambda: db.review.card_state("fsdp-shard")["suspended"] is False)  # type: ignore[index]
         await pilot.press("b")
-        await until(pilot, lambda: db.card_state("fsdp-shard")["buried_until"] is not None)  # type: ignore[index]
-        assert db.card_state("fsdp-shard")["buried_until"] > NOW  # type: ignore[index]
+        await until(pilot, lambda: db.review.card_state("fsdp-shard")["buried_until"] is not None)  # type: ignore[index]
+        assert db.review.card_state("fsdp-shard")["buried_until"] > NOW  # type: ignore[index]
         await pilot.press("b")
-        await until(pilot, lambda: db.card_state("fsdp-shard")["buried_until"] is None)  # type: ignore[index]
+        await until(pilot, lambda: db.review.card_state("fsdp-shard")["buried_until"] is None)  # type: ignore[index]
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("n")  # declined: nothing changes
         await until(pilot, lambda: isinstance(app.screen, BrowserScreen))
-        assert db.card_state("fsdp-shard")["state"] == 2  # type: ignore[index]
+        assert db.review.card_state("fsdp-shard")["state"] == 2  # type: ignore[index]
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await until(pilot, lambda: db.card_state("fsdp-shard")["state"] is None)  # type: ignore[index]
+        await until(pilot, lambda: db.review.card_state("fsdp-shard")["state"] is None)  # type: ignore[index]
         await until(pilot, lambda: app.screen.current().state == "new")  # type: ignore[attr-defined]
-        assert len(db.reviews("fsdp-shard")) == 2
+        assert len(db.review.reviews("fsdp-shard")) == 2
 
 
 @run_async

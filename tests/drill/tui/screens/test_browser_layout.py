@@ -19,6 +19,7 @@ from drill.tui.screens.browser_dialogs import HistoryScreen
 from storage.db import open_database
 from tests.support.pilot import HostApp, run_async, until
 from tests.support.review_logs import LogBuilder, write_browse_decks
+from tests.support.services import slot_for
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 LONGEST_BUNDLED_ID = 36  # llm-activation-checkpointing-pytorch, when this was written
@@ -64,7 +65,7 @@ async def test_columns_follow_the_terminal_width(bundled: tuple[Any, Any]) -> No
     decks = bundled[0]
     longest = max((c.id for d in decks.decks for c in d.deck.cards), key=len)
     assert len(longest) > 24  # too long for 80 columns
-    app = HostApp(BrowserScreen(*bundled, now=lambda: NOW, query=longest))
+    app = HostApp(BrowserScreen(slot_for(*bundled, now=lambda: NOW), query=longest))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         await until(pilot, lambda: [r.card_id for r in screen.shown] == [longest])  # type: ignore[attr-defined]
@@ -98,7 +99,7 @@ def footer(app: HostApp) -> dict[str, str]:
 @run_async
 async def test_row_keys_show_and_work_while_typing(infra: tuple[Any, Any]) -> None:
     decks, db = infra
-    app = HostApp(BrowserScreen(decks, db, now=lambda: NOW))
+    app = HostApp(BrowserScreen(slot_for(decks, db, now=lambda: NOW)))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
         await until(pilot, lambda: len(screen.shown) == 5)  # type: ignore[attr-defined]
@@ -108,9 +109,11 @@ async def test_row_keys_show_and_work_while_typing(infra: tuple[Any, Any]) -> No
         assert keys == {"Back": "esc", "Suspend": "^s", "Bury": "^t", "Reset": "^r",
                         "History": "^y", "Edit": "^o", "Lab": "^l"}  # fmt: skip
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: (db.card_state("ddp-bucket") or {}).get("suspended") is True)
+        await until(
+            pilot, lambda: (db.review.card_state("ddp-bucket") or {}).get("suspended") is True
+        )
         await pilot.press("ctrl+t")
-        await until(pilot, lambda: db.card_state("ddp-bucket")["buried_until"] is not None)  # type: ignore[index]
+        await until(pilot, lambda: db.review.card_state("ddp-bucket")["buried_until"] is not None)  # type: ignore[index]
         await pilot.press("ctrl+y")
         await until(pilot, lambda: isinstance(app.screen, HistoryScreen))
         await pilot.press("escape")

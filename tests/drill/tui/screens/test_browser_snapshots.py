@@ -15,6 +15,7 @@ from drill.tui.screens.browser import BrowserScreen
 from storage.db import open_database
 from tests.support.pilot import HostApp, until
 from tests.support.review_logs import LogBuilder, write_browse_decks
+from tests.support.services import slot_for
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
@@ -33,7 +34,7 @@ def data(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
 
 
 def app_with(data: tuple[Any, Any], query: str = "") -> HostApp:
-    return HostApp(BrowserScreen(*data, now=lambda: NOW, query=query))
+    return HostApp(BrowserScreen(slot_for(*data, now=lambda: NOW), query=query))
 
 
 async def loaded(pilot: Pilot) -> None:

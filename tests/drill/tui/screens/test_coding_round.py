@@ -3,16 +3,17 @@ grades the file and shows the verdicts (a file that does not compile: nothing ru
 
 from __future__ import annotations
 
-from drill.mock.coding.contract import starter_source
+from drill.mock.coding import starter_source
 from drill.mock.coding.session import CodingSession
 from drill.tui.screens.coding_round import CodingApp
 from tests.support.pilot import run_async, text_of, until
+from tests.support.services import app_slot
 
 
 @run_async
 async def test_typing_is_saved_and_a_resumed_round_shows_it(tmp_path):
     session = CodingSession.create(tmp_path / "rounds")
-    app = CodingApp(session)
+    app = CodingApp(session, app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
         editor = app.screen.query_one("#editor")
         assert editor.text == starter_source()
@@ -25,7 +26,7 @@ async def test_typing_is_saved_and_a_resumed_round_shows_it(tmp_path):
     resumed = CodingSession.latest(tmp_path / "rounds")
     assert resumed is not None and resumed.round_id == session.round_id
     assert resumed.notes() == "ask about GPUs"
-    app = CodingApp(resumed)
+    app = CodingApp(resumed, app_slot())
     async with app.run_test(size=(140, 40)):
         assert app.screen.query_one("#editor").text == "print('hello')\n"
 
@@ -33,7 +34,7 @@ async def test_typing_is_saved_and_a_resumed_round_shows_it(tmp_path):
 @run_async
 async def test_grading_a_file_that_does_not_compile_shows_file_and_line(tmp_path):
     session = CodingSession.create(tmp_path / "rounds")
-    app = CodingApp(session)
+    app = CodingApp(session, app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.press("f3")  # to the skeleton phase
         app.screen.query_one("#editor").load_text("import torch\ndef main(:\n")
@@ -46,11 +47,11 @@ async def test_grading_a_file_that_does_not_compile_shows_file_and_line(tmp_path
 
 @run_async
 async def test_f4_shows_the_model_answer_beside_the_code_once_the_round_is_over(tmp_path):
-    from drill.mock.coding.contract import model_answer_source
+    from drill.mock.coding import model_answer_source
     from drill.tui.screens.model_answer import ModelAnswerScreen
 
     session = CodingSession.create(tmp_path / "rounds")
-    app = CodingApp(session)
+    app = CodingApp(session, app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
         app.screen.query_one("#editor").load_text("print('mine')\n")
         await pilot.press("f4")
@@ -84,7 +85,7 @@ async def test_grading_after_the_round_feeds_failed_checks_back_to_review(drill_
 
     monkeypatch.setattr(coding_round, "grade", fake_grade)
     session = CodingSession.create(default_rounds_dir())
-    app = CodingApp(session)
+    app = CodingApp(session, app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.press("f10")  # the end of the round grades everything by itself
         await until(pilot, lambda: "Fed back" in text_of(pilot, "#verdict-text"))
@@ -118,7 +119,7 @@ async def test_checks_run_by_themselves_when_a_phase_times_out_and_all_at_the_en
     monkeypatch.setattr(coding_round, "grade", fake_grade)
     clock = FakeClock()
     session = CodingSession.create(default_rounds_dir(), now=clock)
-    app = CodingApp(session)
+    app = CodingApp(session, app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
         clock.advance(15 * 60 + 1)  # clarify (5 min) and skeleton (10 min) are over
         app.screen.tick_now()
@@ -142,7 +143,7 @@ async def test_typing_goes_on_while_the_checks_run(tmp_path, monkeypatch):
         return new_result("mock-coding", {}, 2, out_dir)
 
     monkeypatch.setattr(coding_round, "grade", slow_grade)
-    app = CodingApp(CodingSession.create(tmp_path / "rounds"))
+    app = CodingApp(CodingSession.create(tmp_path / "rounds"), app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
         editor = app.screen.query_one("#editor")
         editor.load_text("")
@@ -164,7 +165,7 @@ async def test_ctrl_e_edits_the_file_in_the_external_editor_then_reloads_it(tmp_
     fake_editor.write_text("import sys\nopen(sys.argv[1], 'a').write('# from $EDITOR\\n')\n")
     monkeypatch.setenv("VISUAL", f"{sys.executable} {fake_editor}")
     session = CodingSession.create(tmp_path / "rounds")
-    app = CodingApp(session)
+    app = CodingApp(session, app_slot())
     suspended: list[bool] = []
 
     @contextlib.contextmanager
@@ -188,7 +189,7 @@ async def test_ctrl_e_without_a_terminal_says_where_the_file_is(tmp_path):
 
     session = CodingSession.create(tmp_path / "rounds")
     notices = Notices()
-    app = CodingApp(session)
+    app = CodingApp(session, app_slot())
     async with app.run_test(size=(140, 40), message_hook=notices) as pilot:
         await pilot.press("ctrl+e")
         await pilot.pause()
@@ -203,7 +204,7 @@ async def test_the_pushback_phase_asks_hard_cards_and_a_resume_asks_the_same(dri
     from drill.mock.coding.session import default_rounds_dir
 
     session = CodingSession.create(default_rounds_dir())
-    app = CodingApp(session)
+    app = CodingApp(session, app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
         assert "shown" not in app.screen.query_one("#pushback").classes
         await pilot.press("f3", "f3", "f3", "f3")  # to the pushback phase
@@ -218,14 +219,14 @@ async def test_the_pushback_phase_asks_hard_cards_and_a_resume_asks_the_same(dri
         assert cards[card["card_id"]].level == "hard"
         assert "phase-pushback" in cards[card["card_id"]].tags
         assert " ".join(card["text"].split())[:40] in " ".join(text.split())
-    app = CodingApp(CodingSession.latest(default_rounds_dir()))
+    app = CodingApp(CodingSession.latest(default_rounds_dir()), app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
         await until(pilot, lambda: "Pushback" in text_of(pilot, "#pushback"))
         assert text_of(pilot, "#pushback") == text
 
 
 def test_the_contract_pane_reflows_paragraphs_and_keeps_indented_blocks():
-    from drill.mock.coding.contract import CONTRACT
+    from drill.mock.coding import CONTRACT
     from drill.tui.screens.coding_round import reflow
 
     text = reflow(CONTRACT)

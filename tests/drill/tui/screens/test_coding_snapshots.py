@@ -9,12 +9,13 @@ import pytest
 from drill.mock.coding.session import CodingSession, default_rounds_dir
 from drill.tui.screens.coding_round import CodingApp
 from tests.support.clocks import FakeClock
+from tests.support.services import app_slot
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
 def test_coding_screen(snap_compare, drill_home, size):
     clock = FakeClock()
-    app = CodingApp(CodingSession.create(default_rounds_dir(), now=clock))
+    app = CodingApp(CodingSession.create(default_rounds_dir(), now=clock), app_slot())
 
     async def run_before(pilot) -> None:
         await pilot.pause()

@@ -19,6 +19,7 @@ from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
 from storage.db import open_database
 from tests.support.pilot import HostApp, until
 from tests.support.review_logs import LogBuilder, write_browse_decks
+from tests.support.services import slot_for
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
@@ -60,13 +61,13 @@ def open_with(key: str, dialog: type) -> Any:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_history_dialog(snap_compare, data, size) -> None:  # type: ignore[no-untyped-def]
-    app = HostApp(BrowserScreen(*data, now=lambda: NOW, query="fsdp-shard"))
+    app = HostApp(BrowserScreen(slot_for(*data, now=lambda: NOW), query="fsdp-shard"))
     assert snap_compare(app, terminal_size=size, run_before=open_with("h", HistoryScreen))
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_reset_confirm_dialog(snap_compare, data, size) -> None:  # type: ignore[no-untyped-def]
-    app = HostApp(BrowserScreen(*data, now=lambda: NOW, query="fsdp-shard"))
+    app = HostApp(BrowserScreen(slot_for(*data, now=lambda: NOW), query="fsdp-shard"))
     assert snap_compare(app, terminal_size=size, run_before=open_with("r", ConfirmScreen))
 
 

@@ -15,6 +15,7 @@ from drill.tui.screens.exercises import ExercisesScreen
 from storage.db import open_database
 from tests.support.db_damage import corrupt_middle
 from tests.support.pilot import Notices, run_async, text_of, until
+from tests.support.services import slot_for
 from trainer_lab.exercises.catalogue import get_exercise
 
 
@@ -116,7 +117,9 @@ async def test_solving_in_the_screen_shows_solved(tmp_path):
 async def test_the_list_shows_status_and_enter_opens_an_exercise(tmp_path):
     service = _service(tmp_path)
     service.start("ddp-by-hand")
-    app = ExerciseApp(lambda: ExercisesScreen(service))
+    app = ExerciseApp(
+        lambda: ExercisesScreen(slot_for(None, service.db, exercises_home=service.home))
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         table = app.screen.query_one("#exercises")
         row = service.list()

@@ -10,6 +10,7 @@ from typing import Any
 from textual.widgets import OptionList, RichLog
 
 from drill.decks.models import Card
+from drill.labs.service import LabRunService
 from drill.tui.screens.lab_panel import LabPanelScreen
 from drill.tui.screens.lab_results import LabResultsScreen
 from tests.support.lab_fakes import Event, FakeRunner
@@ -18,14 +19,14 @@ from tests.support.pilot import HostApp, choose, run_async, text_of, until
 
 def make_panel(card: Card, db: Any, runner: FakeRunner, tmp_path: Path) -> LabPanelScreen:
     ticks = itertools.count()
-    return LabPanelScreen(
+    return LabPanelScreen(LabRunService(
         card, "deck-a", db=db, runner=runner, runs_root=tmp_path / "runs",
         clock=lambda: float(next(ticks)) * 0.5,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def review_ratings(db: Any) -> list[tuple[str, int]]:
-    return [(r.card_id, r.rating) for r in db.reviews()]
+    return [(r.card_id, r.rating) for r in db.review.reviews()]
 
 
 @run_async

@@ -13,6 +13,7 @@ from typing import Any
 
 from drill.decks.models import Card
 from drill.labs.history import LabHistory
+from drill.labs.service import LabRunService
 from drill.tui.screens.lab_panel import LabPanelScreen
 from tests.support.lab_fakes import Event
 from tests.support.paths import SUPPORT
@@ -59,7 +60,9 @@ class SubprocessRunner:
 @run_async
 async def test_quit_during_run_leaves_no_process(card: Card, db: Any, tmp_path: Path) -> None:
     runner = SubprocessRunner(tmp_path / "pids.json")
-    panel = LabPanelScreen(card, "deck-a", db=db, runner=runner, runs_root=tmp_path / "runs")
+    panel = LabPanelScreen(
+        LabRunService(card, "deck-a", db=db, runner=runner, runs_root=tmp_path / "runs")
+    )
     app = HostApp(panel)
     async with app.run_test(size=(100, 50)) as pilot:
         await pilot.pause()
@@ -87,7 +90,9 @@ async def test_quit_drill_app_during_run(home: Path, card: Card, tmp_path: Path)
     async with app.run_test(size=(100, 50)) as pilot:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        assert open_lab_panel(app, card, "d", runner=runner, runs_root=tmp_path / "runs")
+        assert open_lab_panel(
+            app, app.services, card, "d", runner=runner, runs_root=tmp_path / "runs"
+        )
         await until(pilot, lambda: isinstance(app.screen, LabPanelScreen))
         await choose(pilot, "predict-choice", 1)
         await choose(pilot, "certainty", 0)

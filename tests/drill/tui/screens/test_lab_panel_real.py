@@ -10,6 +10,7 @@ from textual.widgets import RichLog
 
 from drill.decks.models import Card
 from drill.labs.history import LabHistory
+from drill.labs.service import LabRunService
 from drill.tui.screens.lab_panel import LabPanelScreen
 from tests.support.pilot import HostApp, choose, run_async, text_of, until
 
@@ -17,7 +18,7 @@ from tests.support.pilot import HostApp, choose, run_async, text_of, until
 @pytest.mark.lab
 @run_async
 async def test_real_ddp_baseline_from_the_panel(card: Card, db: Any, tmp_path: Path) -> None:
-    panel = LabPanelScreen(card, "deck-a", db=db, runs_root=tmp_path / "runs")
+    panel = LabPanelScreen(LabRunService(card, "deck-a", db=db, runs_root=tmp_path / "runs"))
     app = HostApp(panel)
     async with app.run_test(size=(100, 50)) as pilot:
         await pilot.pause()

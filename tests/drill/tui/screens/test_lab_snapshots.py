@@ -15,8 +15,10 @@ import pytest
 from textual.pilot import Pilot
 
 from drill.decks.models import Card
+from drill.labs.service import LabRunService
 from drill.tui.screens.lab_panel import LabPanelScreen
 from drill.tui.screens.lab_results import LabResultsScreen
+from tests.support.clocks import FakeClock
 from tests.support.lab_fakes import OK_RESULT, FakeRunner
 from tests.support.pilot import HostApp, choose, until
 from trainer_lab.result import parse_result
@@ -26,20 +28,12 @@ SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 
-class SetClock:
-    def __init__(self, value: float = 100.0) -> None:
-        self.value = value
-
-    def __call__(self) -> float:
-        return self.value
-
-
-def _panel(card: Card, db: Any, tmp_path: Path, runner: FakeRunner, clock: SetClock) -> HostApp:
+def _panel(card: Card, db: Any, tmp_path: Path, runner: FakeRunner, clock: FakeClock) -> HostApp:
     return HostApp(
-        LabPanelScreen(
+        LabPanelScreen(LabRunService(
             card, "deck-a", db=db, runner=runner, clock=clock, now=lambda: NOW,
             runs_root=tmp_path / "runs",
-        )
+        ))
     )  # fmt: skip
 
 
@@ -59,18 +53,18 @@ async def _predict(pilot: Pilot) -> None:
 
 
 def test_lab_panel_before_run(snap_compare, card: Card, db: Any, tmp_path: Path) -> None:
-    app = _panel(card, db, tmp_path, FakeRunner(), SetClock())
+    app = _panel(card, db, tmp_path, FakeRunner(), FakeClock(100.0))
     assert snap_compare(app, terminal_size=SIZE, run_before=_predict)
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_lab_panel_before_run_at(snap_compare, card: Card, db: Any, tmp_path: Path, size) -> None:  # type: ignore[no-untyped-def]
-    app = _panel(card, db, tmp_path, FakeRunner(), SetClock())
+    app = _panel(card, db, tmp_path, FakeRunner(), FakeClock(100.0))
     assert snap_compare(app, terminal_size=size, run_before=_predict)
 
 
 def _after_run(card: Card, db: Any, tmp_path: Path) -> tuple[HostApp, Any]:
-    runner, clock = FakeRunner(), SetClock()
+    runner, clock = FakeRunner(), FakeClock(100.0)
     app = _panel(card, db, tmp_path, runner, clock)
 
     async def run(pilot: Pilot) -> None:
@@ -80,7 +74,7 @@ def _after_run(card: Card, db: Any, tmp_path: Path) -> tuple[HostApp, Any]:
         await pilot.press("ctrl+r")
         await until(pilot, runner.emitted.is_set)
         await pilot.pause()
-        clock.value = 106.5
+        clock.t = 106.5
         runner.release.set()
         screen = pilot.app.screen
         await until(pilot, lambda: screen.query_one("#outcome").display)

@@ -18,6 +18,7 @@ from drill.tui.screens.lab_results import LabResultsScreen
 from drill.tui.screens.labs import LabsScreen
 from tests.support.lab_fakes import CARD_YAML, OK_RESULT, FakeRunner
 from tests.support.pilot import HostApp, run_async, until
+from tests.support.services import slot_for
 from trainer_lab.catalogue import CATALOGUE
 
 
@@ -48,7 +49,7 @@ async def test_labs_screen_lists_reopens_and_runs(db: Any, card: Any, tmp_path: 
     history = _one_past_run(db, card, tmp_path)
     runner = FakeRunner()
     runner.release.set()
-    screen = LabsScreen(decks, db, runner=runner, runs_root=tmp_path / "runs")
+    screen = LabsScreen(slot_for(decks, db), runner=runner, runs_root=tmp_path / "runs")
     app = HostApp(screen)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
@@ -95,7 +96,7 @@ async def test_tab_reaches_past_runs_and_enter_opens_the_first_run(db: Any, tmp_
     started = datetime(2026, 3, 9, 8, 30, tzinfo=UTC)
     record = history.start("ddp-baseline", {"steps": 4}, 2, run_dir, started)
     history.finish(record, score_outcome(None, OK_RESULT, None), 6.25)
-    screen = LabsScreen(None, db, runs_root=tmp_path / "runs")
+    screen = LabsScreen(slot_for(None, db), runs_root=tmp_path / "runs")
     app = HostApp(screen)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
@@ -123,7 +124,7 @@ async def test_at_80_columns_the_last_result_is_whole_and_enter_is_named(
 
     decks = load_decks([_deck(tmp_path)], include_bundled=False)
     _one_past_run(db, card, tmp_path)
-    screen = LabsScreen(decks, db, runs_root=tmp_path / "runs")
+    screen = LabsScreen(slot_for(decks, db), runs_root=tmp_path / "runs")
     app = HostApp(screen)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from textual.pilot import Pilot
 
+from drill.database import open_app_database as open_database
 from drill.decks.loader import load_decks
-from drill.exercises.service import ExerciseService
 from drill.labs.controller import score_outcome
 from drill.labs.history import LabHistory
 from drill.tui.screens.exercises import ExercisesScreen
@@ -21,6 +21,7 @@ from drill.tui.screens.labs import LabsScreen
 from drill.tui.screens.mock_picker import MockPickerScreen
 from tests.support.lab_fakes import CARD_YAML, OK_RESULT
 from tests.support.pilot import HostApp
+from tests.support.services import slot_for
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 
@@ -44,17 +45,20 @@ def test_labs_list(snap_compare, db: Any, card: Any, tmp_path: Path, size) -> No
     old = history.start("ddp-baseline", {"steps": 4}, 2, old_dir, started, card_id=card.id)
     history.finish(old, score_outcome(card, OK_RESULT, None), 6.25)
     decks = load_decks([decks_dir], include_bundled=False)
-    app = HostApp(LabsScreen(decks, db, runs_root=tmp_path / "runs"))
+    app = HostApp(LabsScreen(slot_for(decks, db), runs_root=tmp_path / "runs"))
     assert snap_compare(app, terminal_size=size, run_before=settle)
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_exercises_list(snap_compare, tmp_path: Path, size) -> None:  # type: ignore[no-untyped-def]
-    app = HostApp(ExercisesScreen(ExerciseService(None, tmp_path / "exercises")))
+    db = open_database(tmp_path / "db.sqlite3")
+    slot = slot_for(None, db, exercises_home=tmp_path / "exercises")
+    app = HostApp(ExercisesScreen(slot))
     assert snap_compare(app, terminal_size=size, run_before=settle)
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_mock_picker(snap_compare, home: Path, size) -> None:  # type: ignore[no-untyped-def]
-    app = HostApp(MockPickerScreen([]))
+    slot = slot_for(None, open_database(home / "db.sqlite3"))
+    app = HostApp(MockPickerScreen(slot))
     assert snap_compare(app, terminal_size=size, run_before=settle)

@@ -121,7 +121,7 @@ async def test_o_fits_in_a_subprocess_and_asks_before_adopting(make_app, home: P
         await until(pilot, lambda: "Adopted" in optimize_line(pilot))
         fitted = load_settings().fsrs_parameters
         assert fitted is not None and len(fitted) == 21
-        assert app.backend.settings.fsrs_parameters == fitted  # new sessions schedule with them
+        assert app.services.settings.fsrs_parameters == fitted  # new sessions schedule with them
 
 
 @run_async

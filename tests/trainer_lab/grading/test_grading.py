@@ -8,10 +8,9 @@ import json
 
 import pytest
 
-from drill.mock.coding.contract import model_answer_source, starter_source
-from drill.mock.coding.grader import CHECK_NAMES
-from drill.mock.coding.variants import load_variants
 from tests.support.coding import detail, failed, grade_source
+from trainer_lab.grading import CHECK_NAMES, model_answer_source, starter_source
+from trainer_lab.grading.variants import load_variants
 from trainer_lab.result import read_result
 
 pytestmark = pytest.mark.lab

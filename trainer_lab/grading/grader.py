@@ -1,66 +1,49 @@
 """Grade a training script against the coding-round contract by running it (torch-free here).
 
-    result = grade(Path("train.py"), phases=("skeleton",), out_dir=run_dir)
+    grading = grade_script(Path("train.py"), run_dir, phases=("skeleton",))
 
-The script is copied with the given dataset module into `out_dir/workspace` (the cwd of every
-run); the launches its phases need run through trainer_lab.usercode.harness, up to `parallel` at
-a time, a relaunch after the run it continues; shared runs (the uninterrupted W=2 run) run once.
-The outcome is a lab result (trainer_lab.result) with lab "mock-coding", one check per property,
-the launches, and the likely causes of what failed. A script that does not compile is not run.
+(The app calls trainer_lab.grading.grade, which imports this module when a grading runs.) The
+script is copied with the given dataset module into `out_dir/workspace` (the cwd of every run);
+the launches its phases need run through trainer_lab.usercode.harness, up to `parallel` at a time,
+a relaunch after the run it continues; shared runs (the uninterrupted W=2 run) run once. The
+outcome is a lab result (trainer_lab.result) with lab "mock-coding", one check per property, the
+launches, and the likely causes of what failed. A script that does not compile is not run.
 """
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from drill.mock.coding.checks_restart import restart_checks, torn_checks
-from drill.mock.coding.checks_run import (
-    check,
+from trainer_lab.grading.checks_restart import restart_checks, torn_checks
+from trainer_lab.grading.checks_run import (
     distributed_checks,
     monitoring_checks,
     skeleton_checks,
 )
-from drill.mock.coding.contract import (
+from trainer_lab.grading.contract import (
+    CHECK_NAMES,
     DATASET_MODULE_FILE,
+    DEFAULT_TIMEOUT_S,
     FILES,
+    LAB,
     LAUNCHES,
     PHASE_LAUNCHES,
     PHASES,
     SCRIPT_NAME,
     LaunchPlan,
 )
-from trainer_lab.result import Check, LabResult, new_result, variant_dir, write_result
+from trainer_lab.grading.outcome import Grading
+from trainer_lab.result import Check, LabResult, variant_dir
 from trainer_lab.usercode.evidence import write_events
 from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
-from trainer_lab.usercode.source import ScriptError as ScriptError  # re-exported: drill.cli.mock
 from trainer_lab.usercode.source import read_script
 from trainer_lab.usercode.source import syntax_error as _syntax_error
-
-LAB = "mock-coding"
-DEFAULT_TIMEOUT_S = 90.0
-CHECK_NAMES: dict[str, tuple[str, ...]] = {
-    "skeleton": ("skeleton.exits", "skeleton.json_lines", "skeleton.loss_falls"),
-    "distributed": (
-        "distributed.exactly_once",
-        "distributed.new_order",
-        "distributed.params_in_sync",
-        "distributed.rank0_prints",
-    ),
-    "restart": (
-        "restart.resumes_at_checkpoint",
-        "restart.no_replay_or_skip",
-        "restart.matches_uninterrupted",
-        "restart.single_writer",
-    ),
-    "torn": ("torn.previous_checkpoint_used", "torn.finishes"),
-    "monitoring": ("monitoring.named_phases", "monitoring.phases_add_up"),
-}
+from trainer_lab.usercode.verdict import begin, finish, not_compiled, write_workspace
 
 
 def syntax_error(source: str, name: str = SCRIPT_NAME) -> str | None:
@@ -69,11 +52,8 @@ def syntax_error(source: str, name: str = SCRIPT_NAME) -> str | None:
 
 
 def prepare_workspace(source: str, workspace: Path) -> Path:
-    workspace.mkdir(parents=True, exist_ok=True)
-    script = workspace / SCRIPT_NAME
-    script.write_text(source)
-    shutil.copyfile(FILES / DATASET_MODULE_FILE, workspace / DATASET_MODULE_FILE)
-    return script
+    write_workspace(workspace, {SCRIPT_NAME: source}, [FILES / DATASET_MODULE_FILE])
+    return workspace / SCRIPT_NAME
 
 
 def launches_for(phases: Iterable[str]) -> list[LaunchPlan]:
@@ -162,66 +142,52 @@ def likely_causes(checks: list[Check]) -> list[str]:
     return causes
 
 
-def grade(
+def grade_script(
     script_path: Path,
     out_dir: Path,
     phases: Iterable[str] = PHASES,
+    *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     parallel: int = 2,
     on_progress: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
-) -> LabResult:
-    """Grade the script at script_path; write and return out_dir/result.json's content.
+) -> Grading:
+    """Grade the script at script_path; write out_dir/result.json and return it as a Grading.
     Raises ScriptError when the file cannot be read."""
     chosen = [p for p in PHASES if p in set(phases)]
     source = read_script(script_path)
     start = time.monotonic()
-    result = new_result(LAB, {"script": str(script_path), "phases": chosen}, 2, out_dir)
-    result["env"]["backend"] = "gloo"
+    result = begin(LAB, {"script": str(script_path), "phases": chosen}, 2, out_dir)
     bad_syntax = syntax_error(source)
     if bad_syntax:
-        result["checks"] = [
-            check(name, False, f"not run: {bad_syntax}")
-            for phase in chosen
-            for name in CHECK_NAMES[phase]
-        ]
-        result["observations"] = {"syntax_error": bad_syntax}
-    else:
-        script = prepare_workspace(source, out_dir / "workspace")
-        runs = run_launches(
-            launches_for(chosen),
-            lambda plan: to_launch(plan, script, out_dir, timeout_s),
-            parallel,
-            on_progress,
-            cancel,
-        )
-        result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
-        for run in runs.values():  # the lab contract's per-rank events, per launch
-            stdout = {rank: run.stdout_path(rank) for rank in run.ranks()}
-            write_events(run.run_dir, run.observe_dir, stdout)
-        phase_times = {}
-        for phase in chosen:
-            result["checks"].extend(phase_checks(phase, runs))
-            phase_times[phase] = round(
-                sum(runs[p.name].duration_s for p in launches_for([phase])), 2
-            )
-        result["observations"] = {
-            "launch_seconds": {n: round(r.duration_s, 2) for n, r in runs.items()},
-            "phase_launch_seconds": phase_times,
-            "limits": LIMITS_TEXT,
-        }
-        if cancel is not None and cancel.is_set():
-            result["status"] = "cancelled"
-    passed = sum(c["passed"] for c in result["checks"])
-    result["observations"].update(
-        {
-            "checks_passed": passed,
-            "checks_total": len(result["checks"]),
-            "likely_causes": likely_causes(result["checks"]),
-        }
+        not_compiled(result, [name for phase in chosen for name in CHECK_NAMES[phase]], bad_syntax)
+        return _finish(result, out_dir, start)
+    script = prepare_workspace(source, out_dir / "workspace")
+    runs = run_launches(
+        launches_for(chosen),
+        lambda plan: to_launch(plan, script, out_dir, timeout_s),
+        parallel,
+        on_progress,
+        cancel,
     )
-    if result["status"] != "cancelled":
-        result["status"] = "ok" if passed == len(result["checks"]) else "failed"
-    result["duration_s"] = round(time.monotonic() - start, 3)
-    write_result(out_dir, result)
-    return result
+    result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
+    for run in runs.values():  # the lab contract's per-rank events, per launch
+        stdout = {rank: run.stdout_path(rank) for rank in run.ranks()}
+        write_events(run.run_dir, run.observe_dir, stdout)
+    phase_times = {}
+    for phase in chosen:
+        result["checks"].extend(phase_checks(phase, runs))
+        phase_times[phase] = round(sum(runs[p.name].duration_s for p in launches_for([phase])), 2)
+    result["observations"] = {
+        "launch_seconds": {n: round(r.duration_s, 2) for n, r in runs.items()},
+        "phase_launch_seconds": phase_times,
+        "limits": LIMITS_TEXT,
+    }
+    if cancel is not None and cancel.is_set():
+        result["status"] = "cancelled"
+    return _finish(result, out_dir, start)
+
+
+def _finish(result: LabResult, out_dir: Path, start: float) -> Grading:
+    causes = {"likely_causes": likely_causes(result["checks"])}
+    return Grading(finish(result, out_dir, start, causes), out_dir)

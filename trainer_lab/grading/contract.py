@@ -1,25 +1,46 @@
-"""The coding round's contract, the files it ships and the launches that grade a script.
+"""The coding round's contract, the files it ships, its checks and the launches that grade a
+script (torch-free, light: the app imports it to show the contract and open a round).
 
-The given files live in trainer_lab/usercode/files/ (package data beside the harness, since they are
-torch code that only the graded subprocesses run): the dataset module the script may import, the
-starter the editor opens with, the model answer and its broken variants.
+The given files live in trainer_lab/grading/files/ (package data, torch code that only the graded
+subprocesses run, never imported here): the dataset module the script may import, the starter the
+editor opens with, the model answer and its broken variants (variants.toml).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from trainer_lab.usercode.protocol import GIVEN_FILES
+from trainer_lab.usercode.protocol import DATASET_MODULE
 
-FILES = GIVEN_FILES
-DATASET_MODULE_FILE = "drill_data.py"
+FILES = Path(__file__).parent / "files"
+DATASET_MODULE_FILE = f"{DATASET_MODULE}.py"  # the harness records the ids it hands out
 SCRIPT_NAME = "train.py"
+LAB = "mock-coding"  # the lab name of a grading's result
+DEFAULT_TIMEOUT_S = 90.0  # per launch
 
 # Mirrors drill_data.py (a test keeps them equal); the grader must not import torch.
 DATASET_SIZE = 48
 BATCH_SIZE = 4
 
 PHASES = ("skeleton", "distributed", "restart", "torn", "monitoring")
+CHECK_NAMES: dict[str, tuple[str, ...]] = {
+    "skeleton": ("skeleton.exits", "skeleton.json_lines", "skeleton.loss_falls"),
+    "distributed": (
+        "distributed.exactly_once",
+        "distributed.new_order",
+        "distributed.params_in_sync",
+        "distributed.rank0_prints",
+    ),
+    "restart": (
+        "restart.resumes_at_checkpoint",
+        "restart.no_replay_or_skip",
+        "restart.matches_uninterrupted",
+        "restart.single_writer",
+    ),
+    "torn": ("torn.previous_checkpoint_used", "torn.finishes"),
+    "monitoring": ("monitoring.named_phases", "monitoring.phases_add_up"),
+}
 
 CONTRACT = f"""\
 Build a distributed training pipeline in one file, train.py.

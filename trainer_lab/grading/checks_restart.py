@@ -17,11 +17,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from drill.mock.coding.checks_run import check, failed_run_detail, max_abs_diff
-from drill.mock.coding.contract import CKPT_EVERY, RESTART_KILLED_AFTER, TEAR_AFTER
+from trainer_lab.grading.checks_run import failed_run_detail, max_abs_diff
+from trainer_lab.grading.contract import CKPT_EVERY, RESTART_KILLED_AFTER, TEAR_AFTER
 from trainer_lab.result import Check
 from trainer_lab.usercode.evidence import fetches, save_events, step_lines, step_records
 from trainer_lab.usercode.harness import ScriptRun
+from trainer_lab.usercode.verdict import check
 
 JUMP_RATIO = 0.5  # a first difference >= half a normal update is a "large jump"
 SAMPLER_CAUSE = "sampler position not restored (other samples after the resume)"

@@ -1,11 +1,11 @@
-"""The model answer's known-broken variants (usercode/files/variants.toml), as exact patches."""
+"""The model answer's known-broken variants (grading/files/variants.toml), as exact patches."""
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
 
-from drill.mock.coding.contract import FILES, model_answer_source
+from trainer_lab.grading.contract import FILES, model_answer_source
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,3 @@ def load_variants() -> list[Variant]:
         )
         for v in data["variant"]
     ]
-
-
-def get_variant(variant_id: str) -> Variant:
-    for variant in load_variants():
-        if variant.id == variant_id:
-            return variant
-    raise KeyError(variant_id)

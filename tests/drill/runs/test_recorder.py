@@ -1,5 +1,6 @@
-"""RunRecorder: `drill lab run` records its run in the lab history through the result contract;
-a history that cannot be written costs a notice line, never the run."""
+"""RunRecorder (drill.runs.recorder), the one recorder: `drill lab run` records its run in the
+run log through the result contract; a log that cannot be written costs a notice line, never the
+run; a run that ends without a result is closed as cancelled."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from pathlib import Path
 
 from drill.database import Database, open_app_database
 from drill.labs.history import LabHistory
-from drill.labs.recorder import RunRecorder
+from drill.runs.log import RunLog
+from drill.runs.recorder import RunRecorder
 from storage.errors import DatabaseError
 from trainer_lab.result import ended_result, new_result
 
 
 def test_a_finished_run_is_recorded_with_its_checks_and_duration(tmp_path: Path) -> None:
     notices: list[str] = []
-    recorder = RunRecorder(notices.append)
+    recorder = RunRecorder("lab", notify=notices.append)
     recorder.start("resume", {"steps": 10}, 2, tmp_path / "run")
     result = new_result("resume", {"steps": 10}, 2, tmp_path / "run")
     result["status"] = "failed"
@@ -23,25 +25,36 @@ def test_a_finished_run_is_recorded_with_its_checks_and_duration(tmp_path: Path)
         {"name": "losses_match", "passed": True, "detail": ""},
         {"name": "resume_exact", "passed": False, "detail": "step 6 differs"},
     ]
-    recorder.finish(result)
+    recorder.finish_result(result)
     recorder.close()
     db = open_app_database()
     (run,) = LabHistory(db).runs(lab="resume")
     db.close()
-    assert (run.status, run.duration_s, run.world_size) == ("failed", 4.25, 2)
+    assert (run.kind, run.status, run.duration_s, run.world_size) == ("lab", "failed", 4.25, 2)
     assert run.summary["checks_passed"] == 1 and run.summary["failed_checks"] == ["resume_exact"]
+    assert run.finished_at is not None
     assert notices == []
 
 
 def test_a_result_without_a_duration_takes_the_measured_one(tmp_path: Path) -> None:
-    recorder = RunRecorder(lambda _line: None)
+    recorder = RunRecorder("lab")
     recorder.start("resume", {}, 2, tmp_path / "run")
-    recorder.finish(ended_result("resume", {}, 2, tmp_path, "cancelled", "cancelled", 0.0))
+    recorder.finish_result(ended_result("resume", {}, 2, tmp_path, "cancelled", "cancelled", 0.0))
     recorder.close()
     db = open_app_database()
     (run,) = LabHistory(db).runs(lab="resume")
     db.close()
     assert run.status == "cancelled" and run.duration_s is not None and run.duration_s > 0
+
+
+def test_a_run_that_ends_without_a_result_is_closed_as_cancelled(tmp_path: Path) -> None:
+    recorder = RunRecorder("coding")
+    recorder.start("mock-coding", {}, 2, tmp_path / "run")
+    recorder.close()
+    db = open_app_database()
+    (run,) = RunLog(db).runs(kinds=["coding"])
+    db.close()
+    assert run.status == "cancelled" and "stopped" in run.summary["error"]
 
 
 def test_a_database_that_cannot_be_opened_costs_one_notice(tmp_path: Path) -> None:
@@ -50,11 +63,11 @@ def test_a_database_that_cannot_be_opened_costs_one_notice(tmp_path: Path) -> No
     def broken() -> Database:
         raise DatabaseError("cannot open the database: file is not a database")
 
-    recorder = RunRecorder(notices.append, open_db=broken)
-    recorder.start("resume", {}, 2, tmp_path / "run")
-    recorder.finish(new_result("resume", {}, 2, tmp_path / "run"))
+    recorder = RunRecorder("lab", notify=notices.append, open_db=broken)
+    assert recorder.start("resume", {}, 2, tmp_path / "run") is not None
+    assert recorder.finish_result(new_result("resume", {}, 2, tmp_path / "run")) is None
     recorder.close()
     assert notices == [
-        "drill lab: notice: this run is not recorded in the lab history: "
+        "this run is not recorded in the lab history: "
         "cannot open the database: file is not a database"
     ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from drill.mock.coding.checks_restart import single_writer
-from drill.mock.coding.checks_run import (
+from trainer_lab.grading.checks_restart import single_writer
+from trainer_lab.grading.checks_run import (
     exactly_once,
     monitoring_checks,
     new_order,

@@ -11,15 +11,11 @@ import math
 from collections import Counter
 from typing import Any
 
-from drill.mock.coding.contract import DATASET_SIZE
+from trainer_lab.grading.contract import DATASET_SIZE
 from trainer_lab.result import Check
 from trainer_lab.usercode.evidence import fetches, read_capped, step_lines, step_records
 from trainer_lab.usercode.harness import ScriptRun
-
-
-def check(name: str, passed: bool, detail: str) -> Check:
-    return {"name": name, "passed": bool(passed), "detail": detail}
-
+from trainer_lab.usercode.verdict import check
 
 EXIT_ABORT = "terminate called without an active exception"
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from drill.mock.coding import contract
-from drill.mock.coding.grader import CHECK_NAMES, launches_for, syntax_error
-from drill.mock.coding.variants import load_variants
 from tests.support.coding import failed, grade_source
+from trainer_lab.grading import CHECK_NAMES, contract
+from trainer_lab.grading.grader import launches_for, syntax_error
+from trainer_lab.grading.variants import load_variants
 
 
 def test_grader_constants_match_the_given_dataset_module():

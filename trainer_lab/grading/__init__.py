@@ -1,0 +1,80 @@
+"""The coding round's grader: a user's train.py graded by what it does (torch-free here).
+
+    from trainer_lab.grading import grade
+    grading = grade(Path("train.py"), run_dir, phases=("skeleton", "restart"))
+    grading.ok, grading.failed, grading.likely_causes, dict(grading)   # = run_dir/result.json
+
+`grade` is the one entry point; the rest of this namespace is the contract the app shows (text,
+phases, check names, given files). Modules: contract.py (the contract, the given files in files/,
+the launches), grader.py (run and judge), checks_run.py / checks_restart.py (the checks),
+outcome.py (Grading), variants.py (the model answer's known-broken variants, for tests).
+User code runs through trainer_lab.usercode, the harness the exercises share.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from trainer_lab.grading.contract import (
+    CHECK_NAMES,
+    CONTRACT,
+    DATASET_MODULE_FILE,
+    DEFAULT_TIMEOUT_S,
+    FILES,
+    LAB,
+    PHASES,
+    SCRIPT_NAME,
+    dataset_source,
+    model_answer_source,
+    starter_source,
+)
+from trainer_lab.grading.outcome import Grading
+from trainer_lab.usercode.source import ScriptError
+
+__all__ = [
+    "CHECK_NAMES",
+    "CONTRACT",
+    "DATASET_MODULE_FILE",
+    "DEFAULT_TIMEOUT_S",
+    "FILES",
+    "LAB",
+    "PHASES",
+    "SCRIPT_NAME",
+    "Grading",
+    "ScriptError",
+    "dataset_source",
+    "grade",
+    "model_answer_source",
+    "starter_source",
+]
+
+
+def grade(
+    script: Path,
+    out_dir: Path,
+    phases: Iterable[str] = PHASES,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    parallel: int = 2,
+    on_progress: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Grading:
+    """Run `script` as the contract's train.py for the launches `phases` need (in PHASES order,
+    shared runs once, up to `parallel` at a time, each under `timeout_s`), judge what it did,
+    write out_dir/result.json and return it. `on_progress` gets a line per launch started and
+    ended; setting `cancel` kills the running launches (the grading is then `cancelled`).
+    Raises ScriptError when the file cannot be read; a file that does not compile is not run
+    and fails every check."""
+    from trainer_lab.grading.grader import grade_script  # the harness loads when a grading runs
+
+    return grade_script(
+        script,
+        out_dir,
+        phases,
+        timeout_s=timeout_s,
+        parallel=parallel,
+        on_progress=on_progress,
+        cancel=cancel,
+    )
