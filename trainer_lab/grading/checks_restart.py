@@ -20,7 +20,13 @@ from typing import Any
 from trainer_lab.grading.checks_run import failed_run_detail, max_abs_diff
 from trainer_lab.grading.contract import CKPT_EVERY, RESTART_KILLED_AFTER, TEAR_AFTER
 from trainer_lab.result import Check
-from trainer_lab.usercode.evidence import fetches, save_events, step_lines, step_records
+from trainer_lab.usercode.evidence import (
+    fetches,
+    optimizer_records,
+    save_events,
+    step_lines,
+    step_records,
+)
 from trainer_lab.usercode.harness import ScriptRun
 from trainer_lab.usercode.verdict import check
 
@@ -74,7 +80,7 @@ def resume_checks(
         {
             (e["pstep"], e["path"])
             for e in events
-            if e["event"] in ("save", "rename") and e["path"] not in renamed
+            if e["event"] in ("save", "write", "rename") and e["path"] not in renamed
         }
     )
     saved = ", ".join(f"{p} after step {s}" for s, p in saves[-3:]) or "none"
@@ -82,11 +88,29 @@ def resume_checks(
         where = "its parameters before the first step match no step of the uninterrupted run"
         if not step_records(relaunch.observe_dir, 0):
             where = f"it made no optimizer step ({failed_run_detail(relaunch)})"
-        return None, f"{prefix}: {where}; checkpoint writes seen: {saved}"
+        return None, (
+            f"{prefix}: {where}; expected the weights after step {expected}; checkpoint writes "
+            f"seen: {saved}; likely cause: the weights were not loaded from the checkpoint"
+        )
     text = f"{prefix}: resumed from the weights after step {resumed} (expected {expected})"
     if printed is not None:
-        text += f", first step line {printed}"
-    return resumed, f"{text}; checkpoint writes seen: {saved}"
+        text += f", first step line {printed} (expected {expected + 1})"
+    text += f"; checkpoint writes seen: {saved}"
+    if resumed == 0:
+        text += (
+            "; likely cause: the checkpoint's weights were not loaded (the relaunch started "
+            "from the initial weights)"
+        )
+    elif resumed < expected:
+        text += (
+            f"; likely cause: an older checkpoint than the newest complete one (step {expected}) "
+            "was loaded (e.g. the newest picked by string order, or a complete one rejected)"
+        )
+    elif resumed > expected:
+        text += "; likely cause: an incomplete (torn) checkpoint was taken for complete"
+    elif printed is not None and printed != expected + 1:
+        text += "; likely cause: the step counter was not restored with the weights"
+    return resumed, text
 
 
 def restart_checks(reference: ScriptRun, killed: ScriptRun, relaunch: ScriptRun) -> list[Check]:
@@ -146,22 +170,64 @@ def _diff_norm(a: dict[str, Any], b: dict[str, Any]) -> float:
     return math.sqrt(sum((x - y) ** 2 for x, y in zip(xs, ys, strict=True)))
 
 
+_STATE_OF = {
+    "Adam": "moments and step count",
+    "AdamW": "moments and step count",
+    "SGD": "momentum buffers",
+    "RMSprop": "square averages",
+    "Adagrad": "sums of squares",
+}
+
+
+def _fmt_lr(lrs: list[float]) -> str:
+    return ", ".join(f"{x:.4g}" for x in lrs)
+
+
 def diagnose(
-    u: dict[int, dict[str, Any]], r: dict[int, dict[str, Any]], step: int, same_samples: bool
+    u: dict[int, dict[str, Any]],
+    r: dict[int, dict[str, Any]],
+    step: int,
+    same_samples: bool,
+    opt: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None),
 ) -> list[str]:
-    """Likely causes of the first difference, at global step `step` (relaunch record r)."""
+    """Likely causes of the first difference, at global step `step` (relaunch record r); `opt`:
+    the optimizer records (class, learning rates, state digest before the step) of U and R."""
     ur, rr = u[step], r[step]
+    uo, ro = opt
     causes = []
+    same_grads = rr["grad"]["digest"] == ur["grad"]["digest"]
     if not same_samples:
         causes.append(SAMPLER_CAUSE)
-    elif rr["grad"]["digest"] != ur["grad"]["digest"]:
+    elif not same_grads:
         causes.append(RNG_CAUSE)
     normal = _diff_norm(ur["post"], ur["pre"]) or math.inf
     jump = _diff_norm(rr["post"], ur["post"]) / normal
-    if rr["grad"]["digest"] == ur["grad"]["digest"] or (jump >= JUMP_RATIO and same_samples):
+    if uo is not None and ro is not None:
+        if uo.get("lr") != ro.get("lr"):
+            causes.append(
+                f"learning-rate schedule not restored: the LR at step {step} was "
+                f"{_fmt_lr(ro.get('lr') or [])}, the uninterrupted run's "
+                f"{_fmt_lr(uo.get('lr') or [])} "
+                "(the scheduler's state was not saved or not loaded)"
+            )
+        if uo.get("state") != ro.get("state"):
+            kind = str(ro.get("class") or uo.get("class") or "optimizer")
+            what = _STATE_OF.get(kind, "state")
+            seen = "was empty (fresh)" if not ro.get("state_tensors") else "differs"
+            causes.append(
+                f"optimizer state not restored: the {kind} {what} before step {step} {seen}, "
+                f"the uninterrupted run's held {uo.get('state_tensors')} tensors"
+            )
+        if same_samples and same_grads and len(causes) == 0:
+            causes.append(
+                "same samples, gradients, learning rate and optimizer state, other update: "
+                "an optimizer setting (momentum, weight decay, betas) differs after the resume"
+            )
+        return causes
+    if same_grads or (jump >= JUMP_RATIO and same_samples):
         causes.append(
             f"optimizer state not restored: the first update after the resume is off by "
-            f"{jump:.1f}x a normal update (fresh Adam moments and step count)"
+            f"{jump:.1f}x a normal update"
         )
     return causes
 
@@ -185,14 +251,25 @@ def matches_uninterrupted(
                 name,
                 False,
                 f"rank {rank}: the relaunch stopped at step "
-                f"{max(r, default=offset)} of {max(u)} ({failed_run_detail(relaunch)})",
+                f"{max(r, default=offset)} of {max(u)} ({failed_run_detail(relaunch)}); "
+                f"expected it to reach step {max(u)}",
+            )
+        if max(r) > max(u):
+            return check(
+                name,
+                False,
+                f"rank {rank}: the relaunch (resumed after step {offset}) went on to step "
+                f"{max(r)}; expected it to stop at step {max(u)} like the uninterrupted run "
+                "(--steps); likely cause: --steps counted from the resume instead of from step 0",
             )
         bad = [s for s in steps if r[s]["post"]["digest"] != u[s]["post"]["digest"]]
         if bad and not first_diff:
             s0, s1 = bad[0], bad[-1]
             uf = _fetches_by_step(reference, rank, 0).get(s0)
             rf = _fetches_by_step(relaunch, rank, offset).get(s0)
-            causes = diagnose(u, r, s0, uf == rf)
+            uo = optimizer_records(reference.observe_dir, rank).get(s0)
+            ro = optimizer_records(relaunch.observe_dir, rank).get(s0 - offset)
+            causes = diagnose(u, r, s0, uf == rf, (uo, ro))
             first_diff = (
                 f"rank {rank}: parameters differ from the uninterrupted run's at {len(bad)} of "
                 f"{len(steps)} steps, first at step {s0} (max |diff| "
@@ -212,7 +289,7 @@ def matches_uninterrupted(
 def single_writer(reference: ScriptRun) -> Check:
     writers: dict[str, set[int]] = {}
     for event in save_events(reference.observe_dir, reference.ranks()):
-        if event["event"] in ("save", "rename") and isinstance(event.get("path"), str):
+        if event["event"] in ("save", "write", "rename") and isinstance(event.get("path"), str):
             writers.setdefault(event["path"], set()).add(event["rank"])
     if not writers:
         return check(
@@ -225,36 +302,71 @@ def single_writer(reference: ScriptRun) -> Check:
             "restart.single_writer",
             False,
             f"{len(shared)} checkpoint paths written by several ranks, e.g. "
-            f"{shared[0]} by ranks {ranks} (concurrent writers race on one file)",
+            f"{shared[0]} by ranks {ranks}; expected one writer per file; likely cause: every "
+            "rank saves (concurrent writers race on one file)",
         )
     return check(
         "restart.single_writer", True, f"{len(writers)} checkpoint paths, each written by one rank"
     )
 
 
-def torn_checks(reference: ScriptRun, torn: ScriptRun, relaunch: ScriptRun) -> list[Check]:
-    events = save_events(torn.observe_dir, torn.ranks())
-    tears = [e for e in events if e["event"] == "torn"]
-    if not tears:
-        detail = (
-            f"no checkpoint save into --ckpt-dir after step {TEAR_AFTER} was seen: "
-            f"{failed_run_detail(torn)}"
-        )
-        return [
-            check("torn.previous_checkpoint_used", False, detail),
-            check("torn.finishes", False, detail),
-        ]
-    tear = tears[0]
-    expected = TEAR_AFTER - CKPT_EVERY
-    prefix = (
-        f"killed while writing {tear['path']} after step {tear['pstep']} "
-        f"({tear.get('bytes')} of {tear.get('of')} bytes written), relaunched"
-    )
-    resumed, evidence = resume_checks(reference, torn, relaunch, expected, prefix)
-    used = check("torn.previous_checkpoint_used", resumed == expected, evidence)
+def torn_checks(reference: ScriptRun, tears: list[tuple[ScriptRun, ScriptRun]]) -> list[Check]:
+    """Each (torn run, relaunch): the k-th file of the save after TEAR_AFTER was torn."""
+    used_ok, finish_ok = True, True
+    used_text: list[str] = []
+    finish_text: list[str] = []
     u_last = max((r["pstep"] for r in step_records(reference.observe_dir, 0)), default=0)
-    r_steps = step_records(relaunch.observe_dir, 0)
-    reached = (resumed or 0) + len(r_steps)
-    ok = relaunch.status == "ok" and resumed is not None and reached >= u_last
-    detail = f"relaunch: {failed_run_detail(relaunch)}, reached step {reached} of {u_last}"
-    return [used, check("torn.finishes", ok, detail)]
+    expected = TEAR_AFTER - CKPT_EVERY
+    for torn, relaunch in tears:
+        k = torn.launch.faults.tear_write
+        events = save_events(torn.observe_dir, torn.ranks())
+        tear = next((e for e in events if e["event"] == "torn"), None)
+        if tear is None:
+            detail = (
+                f"no file write into --ckpt-dir after step {TEAR_AFTER} (write {k}) was seen: "
+                f"{failed_run_detail(torn)}; expected a checkpoint save after step {TEAR_AFTER}"
+            )
+            return [
+                check("torn.previous_checkpoint_used", False, detail),
+                check("torn.finishes", False, detail),
+            ]
+        prefix = (
+            f"killed while writing {tear['path']} (file {k} written after step {tear['pstep']}, "
+            f"{tear.get('bytes')} of {tear.get('of')} bytes on disk), relaunched"
+        )
+        resumed, evidence = resume_checks(reference, torn, relaunch, expected, prefix)
+        if resumed is None and relaunch.status != "ok":
+            evidence = evidence.split("; likely cause: ")[0] + (
+                "; likely cause: the relaunch took the torn save for complete (its completeness "
+                "test passed before every file of the save was in)"
+            )
+        if resumed != expected:
+            used_ok = False
+            if resumed is not None and resumed > expected and "likely cause" not in evidence:
+                evidence += "; likely cause: a torn checkpoint was taken for complete"
+            used_text.insert(0, evidence)
+        else:
+            used_text.append(evidence)
+        r_steps = step_records(relaunch.observe_dir, 0)
+        reached = (resumed or 0) + len(r_steps)
+        lines = step_lines(relaunch.stdout_path(0)).lines
+        last_line = lines[-1]["step"] if lines else None
+        ok = relaunch.status == "ok" and resumed is not None and reached == u_last
+        ok = ok and last_line in (None, u_last)
+        text = (
+            f"write {k}: relaunch {failed_run_detail(relaunch)}, reached step {reached} "
+            f"(expected exactly {u_last})"
+        )
+        if not ok:
+            finish_ok = False
+            if reached > u_last:
+                text += "; likely cause: --steps counted from the resume instead of from step 0"
+            elif relaunch.status != "ok":
+                text += "; likely cause: the relaunch loaded the torn file"
+            finish_text.insert(0, text)
+        else:
+            finish_text.append(text)
+    return [
+        check("torn.previous_checkpoint_used", used_ok, " | ".join(used_text)),
+        check("torn.finishes", finish_ok, " | ".join(finish_text)),
+    ]

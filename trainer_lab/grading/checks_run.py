@@ -13,11 +13,20 @@ from typing import Any
 
 from trainer_lab.grading.contract import DATASET_SIZE
 from trainer_lab.result import Check
-from trainer_lab.usercode.evidence import fetches, read_capped, step_lines, step_records
+from trainer_lab.usercode.evidence import (
+    crash_dumps,
+    fetches,
+    read_capped,
+    step_lines,
+    step_records,
+    where_stuck,
+)
 from trainer_lab.usercode.harness import ScriptRun
 from trainer_lab.usercode.verdict import check
 
 EXIT_ABORT = "terminate called without an active exception"
+OTHER_DATA_TEXT = "other data (the grader's dataset with every sample replaced by one other sample)"
+GRAD_RATIO_RANGE = (0.6, 1.6)  # W=3 vs one process on the same data; summed gradients give ~3x
 
 
 def failed_run_detail(run: ScriptRun) -> str:
@@ -26,10 +35,16 @@ def failed_run_detail(run: ScriptRun) -> str:
     if run.status == "error" and "SIGABRT" in text:
         for rank in run.ranks():
             tail, _ = read_capped(run.stderr_path(rank), 64 * 1024)
-            if EXIT_ABORT in tail:
+            dumps = crash_dumps(run.observe_dir, rank)
+            if EXIT_ABORT in tail or dumps:
+                where = where_stuck(dumps[0], run.launch.script) if dumps else ""
                 return (
-                    f"{text}: rank {rank} aborted ({EXIT_ABORT}); destroying the process group "
-                    "while a peer's last collective is in flight does that: barrier first"
+                    f"{text}: rank {rank} aborted ({EXIT_ABORT})"
+                    + (f" {where}" if where else "")
+                    + " while train.py was still running (not inside destroy_process_group); "
+                    "expected a clean exit; likely cause: a C++ thread of the runtime was "
+                    "torn down under a live process group (e.g. exiting without "
+                    "destroy_process_group, or a collective left in flight)"
                 )
     if run.status == "error" and (run.root_cause is None or run.root_cause.kind != "exception"):
         tail, _ = read_capped(run.stderr_path(0), 64 * 1024)
@@ -47,9 +62,20 @@ def _ids_preview(ids: list[int], limit: int = 8) -> str:
 # -- skeleton --------------------------------------------------------------------------------
 
 
-def skeleton_checks(run: ScriptRun) -> list[Check]:
+def skeleton_checks(run: ScriptRun, other: ScriptRun) -> list[Check]:
     lines = step_lines(run.stdout_path(0))
-    checks = [check("skeleton.exits", run.status == "ok", failed_run_detail(run))]
+    steps_wanted = int(run.launch.args[run.launch.args.index("--steps") + 1])
+    made = len(step_records(run.observe_dir, 0))
+    exit_ok, exit_detail = run.status == "ok", failed_run_detail(run)
+    if exit_ok and made != steps_wanted:
+        exit_ok = False
+        exit_detail += (
+            f"; made {made} optimizer steps, expected exactly {steps_wanted} (--steps); "
+            "likely cause: the loop does not stop at global step N"
+        )
+    elif exit_ok:
+        exit_detail += f" after {made} optimizer steps (expected {steps_wanted})"
+    checks = [check("skeleton.exits", exit_ok, exit_detail)]
 
     if lines.bad:
         number, text = lines.bad[0]
@@ -58,10 +84,12 @@ def skeleton_checks(run: ScriptRun) -> list[Check]:
         ok, detail = False, f"no JSON step lines on stdout ({lines.other} other lines)"
     else:
         steps = [line["step"] for line in lines.lines]
-        ok = all(b > a for a, b in itertools.pairwise(steps))
+        ok = all(b > a for a, b in itertools.pairwise(steps)) and steps[-1] == steps_wanted
         detail = f"{len(steps)} step lines parse (steps {steps[0]}..{steps[-1]})"
-        if not ok:
+        if not all(b > a for a, b in itertools.pairwise(steps)):
             detail = f"steps do not increase: {_ids_preview(steps)}"
+        elif not ok:
+            detail += f"; expected the last step line to be step {steps_wanted} (--steps)"
     if lines.capped:
         detail += " (output capped at 2 MiB)"
     checks.append(check("skeleton.json_lines", ok, detail))
@@ -74,8 +102,43 @@ def skeleton_checks(run: ScriptRun) -> list[Check]:
         first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
         ok = last < first
         detail = f"loss {first:.4g} -> {last:.4g} (mean of the first and last {k} steps)"
-    checks.append(check("skeleton.loss_falls", ok, detail))
+        if not ok:
+            detail += "; expected it to fall; likely cause: no learning (learning rate, loss)"
+    learns, learn_detail = learns_from_data(run, other)
+    checks.append(check("skeleton.loss_falls", ok and learns, f"{detail}; {learn_detail}"))
     return checks
+
+
+def learns_from_data(run: ScriptRun, other: ScriptRun) -> tuple[bool, str]:
+    """The same script on other data must compute other gradients, reach other parameters and
+    print other losses: otherwise what it does does not come from the samples it fetched."""
+    if other.status != "ok":
+        return False, f"the run on {OTHER_DATA_TEXT} did not finish: {failed_run_detail(other)}"
+    mine, theirs = step_records(run.observe_dir, 0), step_records(other.observe_dir, 0)
+    if not mine or not theirs:
+        return False, f"no optimizer steps to compare with the run on {OTHER_DATA_TEXT}"
+    n = min(len(mine), len(theirs))
+    same_grad = mine[0]["grad"].get("digest") == theirs[0]["grad"].get("digest")
+    same_params = mine[n - 1]["post"].get("digest") == theirs[n - 1]["post"].get("digest")
+    printed = [line["loss"] for line in step_lines(run.stdout_path(0)).lines][:n]
+    printed_other = [line["loss"] for line in step_lines(other.stdout_path(0)).lines][:n]
+    same_loss = bool(printed) and printed == printed_other
+    if same_grad or same_params or same_loss:
+        what = [
+            text
+            for text, same in (
+                ("step 1's gradients", same_grad),
+                (f"the parameters after step {n}", same_params),
+                (f"the {len(printed)} printed losses", same_loss),
+            )
+            if same
+        ]
+        return False, (
+            f"on {OTHER_DATA_TEXT}, {' and '.join(what)} came out bit-identical to the normal "
+            "run's; expected them to depend on the samples fetched; likely cause: the update "
+            "(or the printed loss) is not computed from the loss on the fetched batch"
+        )
+    return True, f"on {OTHER_DATA_TEXT} the gradients, parameters and losses differ (as expected)"
 
 
 # -- distributed -----------------------------------------------------------------------------
@@ -111,6 +174,8 @@ def exactly_once(run: ScriptRun) -> tuple[bool, str]:
                 example = f"; id {twice[0]} went to ranks {owners[twice[0]]}"
             return False, (
                 f"epoch {e}: {len(twice)} ids fetched more than once, {len(missing)} never{example}"
+                "; expected each id once per epoch across ranks; likely cause: the sampler is not "
+                "sharded by rank (DistributedSampler with num_replicas=W, rank=r)"
             )
     return True, f"{len(epochs)} epochs, each id exactly once across ranks"
 
@@ -123,7 +188,8 @@ def new_order(run: ScriptRun) -> tuple[bool, str]:
         if epochs[e] == epochs[e + 1]:
             return False, (
                 f"epochs {e} and {e + 1} fetched the same order on every rank "
-                f"(rank 0: {_ids_preview(epochs[e][0])}); set_epoch before each epoch?"
+                f"(rank 0: {_ids_preview(epochs[e][0])}); expected a new order each epoch; "
+                "likely cause: sampler.set_epoch(epoch) is not called before each epoch"
             )
     return True, f"{len(epochs)} epochs, each in a new order"
 
@@ -149,7 +215,8 @@ def params_in_sync(run: ScriptRun) -> tuple[bool, str]:
                 delta = max_abs_diff(base["post"], other["post"])
                 return False, (
                     f"after step {base['pstep']} rank {rank}'s parameters differ from rank 0's "
-                    f"(max |diff| {delta:.3g} over a sample)"
+                    f"(max |diff| {delta:.3g} over a sample); expected identical replicas; "
+                    "likely cause: gradients not all-reduced, or other initial weights per rank"
                 )
     if len(set(counts.values())) > 1:
         return False, f"ranks made different numbers of optimizer steps: {counts}"
@@ -162,7 +229,10 @@ def rank0_prints(run: ScriptRun) -> tuple[bool, str]:
     if not counts[0]:
         return False, "rank 0 printed no step lines"
     if others:
-        return False, f"step lines printed per rank: {counts}"
+        return False, (
+            f"step lines printed per rank: {counts}; expected rank 0 only; likely cause: "
+            "the print is not guarded by rank == 0"
+        )
     return True, f"rank 0 printed {counts[0]} step lines, the other ranks none"
 
 
@@ -181,12 +251,50 @@ DISTRIBUTED = (
 )
 
 
-def distributed_checks(runs: list[ScriptRun]) -> list[Check]:
+def global_batch(run: ScriptRun, one: ScriptRun) -> tuple[bool, str]:
+    """Step 1 at W ranks against one process, both on the constant data (every sample the same):
+    averaged gradients are the one-process gradient (up to dropout noise), summed ones W times."""
+    mine, theirs = step_records(run.observe_dir, 0), step_records(one.observe_dir, 0)
+    if not mine:
+        return True, "no step to compare with one process"  # params_in_sync says why
+    if not theirs:
+        return False, f"the one-process run on the same data made no step ({one.summary()})"
+    if mine[0].get("pre", {}).get("digest") != theirs[0].get("pre", {}).get("digest"):
+        return True, (
+            "not compared with one process: it started from other initial weights "
+            "(seed the model's initialization to make runs comparable)"
+        )
+    g, g1 = mine[0]["grad"].get("norm") or 0.0, theirs[0]["grad"].get("norm") or 0.0
+    if not g1:
+        return False, "the one-process run's step-1 gradient is zero: nothing to compare"
+    ratio, world = g / g1, run.launch.world_size
+    low, high = GRAD_RATIO_RANGE
+    text = (
+        f"step-1 gradient norm {g:.4g} at W={world} vs {g1:.4g} for one process on the same "
+        f"data ({ratio:.2f}x)"
+    )
+    if ratio > high:
+        return False, (
+            f"{text}; expected about 1x (one process on the global batch); likely cause: "
+            f"gradients summed across ranks instead of averaged (about {world}x)"
+        )
+    if ratio < low:
+        return False, (
+            f"{text}; expected about 1x (one process on the global batch); likely cause: "
+            "gradients divided by the world size twice (or by too much)"
+        )
+    return True, f"{text}: as one process on the global batch"
+
+
+def distributed_checks(runs: list[ScriptRun], one: ScriptRun) -> list[Check]:
     checks = []
     for name, judge in DISTRIBUTED:
         verdicts = []
         for run in runs:
             ok, detail = judge(run)
+            if name == "distributed.params_in_sync" and run.launch.data_variant:
+                same, text = global_batch(run, one)
+                ok, detail = ok and same, f"{detail}; {text}"
             if run.status != "ok":
                 ok, detail = False, f"{failed_run_detail(run)}; {detail}"
             verdicts.append((ok, f"W={run.launch.world_size}: {detail}"))
@@ -219,6 +327,8 @@ def monitoring_checks(run: ScriptRun) -> list[Check]:
             bad = f"step {line['step']}: a phase time is not a number >= 0: {phases}"
             break
     names = sorted(lines[0].get("phases", {})) if isinstance(lines[0].get("phases"), dict) else []
+    if bad:
+        bad += "; expected >= 3 named phases, each a number of seconds >= 0"
     named = check(
         "monitoring.named_phases",
         bad is None,
@@ -248,5 +358,10 @@ def monitoring_checks(run: ScriptRun) -> list[Check]:
             f"phases add up to {ratio:.1%} of the step time over {len(timed)} steps "
             f"(worst step {worst:.0%})" + (f"; {missing} lines lack step_time" if missing else "")
         )
+        if not ok:
+            detail += (
+                "; expected every line to have step_time and the phases within 10 % of it; "
+                "likely cause: a part of the step is not timed, or timed twice"
+            )
         adds = check("monitoring.phases_add_up", ok, detail)
     return [named, adds]

@@ -31,19 +31,24 @@ from trainer_lab.grading.contract import (
     FILES,
     LAB,
     LAUNCHES,
+    OTHER_DATA,
     PHASE_LAUNCHES,
     PHASES,
     SCRIPT_NAME,
+    SKELETON_TIMEOUT_S,
+    TEAR_AFTER,
     LaunchPlan,
+    tear_plans,
+    tear_writes,
 )
 from trainer_lab.grading.outcome import Grading
 from trainer_lab.result import Check, LabResult, variant_dir
-from trainer_lab.usercode.evidence import write_events
+from trainer_lab.usercode.evidence import save_events, step_records, write_events
 from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
 from trainer_lab.usercode.source import read_script
 from trainer_lab.usercode.source import syntax_error as _syntax_error
-from trainer_lab.usercode.verdict import begin, finish, not_compiled, write_workspace
+from trainer_lab.usercode.verdict import begin, check, finish, not_compiled, write_workspace
 
 
 def syntax_error(source: str, name: str = SCRIPT_NAME) -> str | None:
@@ -64,14 +69,19 @@ def launches_for(phases: Iterable[str]) -> list[LaunchPlan]:
             while LAUNCHES[chain[-1]].continues:
                 chain.append(LAUNCHES[chain[-1]].continues)  # type: ignore[arg-type]
             names.extend(n for n in reversed(chain) if n not in names)
-    # those with a relaunch after them first: the chains finish sooner
     heads = {LAUNCHES[n].continues for n in names}
-    return sorted((LAUNCHES[n] for n in names), key=lambda p: (p.name not in heads, 0))
+    # the one-process run first (when it does not finish nothing else runs), then those with a
+    # relaunch after them: the chains finish sooner
+    return sorted(
+        (LAUNCHES[n] for n in names), key=lambda p: (p.name != "single", p.name not in heads)
+    )
 
 
 def to_launch(plan: LaunchPlan, script: Path, out_dir: Path, timeout_s: float) -> ScriptLaunch:
     ckpt = out_dir / "ckpt" / (plan.continues or plan.name)
     kill_rank, kill_after = plan.kill if plan.kill else (None, None)
+    if plan.name == "single":  # fail fast: nothing else runs when this one does not finish
+        timeout_s = min(timeout_s, SKELETON_TIMEOUT_S)
     args = (
         "--steps",
         str(plan.steps),
@@ -88,8 +98,35 @@ def to_launch(plan: LaunchPlan, script: Path, out_dir: Path, timeout_s: float) -
         run_dir=variant_dir(out_dir, plan.name),
         ckpt_dir=ckpt,
         timeout_s=timeout_s,
-        faults=Faults(kill_rank, kill_after, plan.tear_after_step),
+        faults=Faults(
+            kill_rank,
+            kill_after,
+            tear_write_after=plan.tear_after_step,
+            tear_write=plan.tear_write,
+            tear_rank=plan.tear_rank,
+        ),
+        data_variant=plan.data_variant,
     )
+
+
+def save_writes(run: ScriptRun, after_step: int) -> tuple[int, int]:
+    """(rank, files it wrote) for the rank that wrote the most files in the save after step
+    `after_step` (the file-level write records of a finished run)."""
+    counts = {rank: 0 for rank in run.ranks()}
+    for event in save_events(run.observe_dir, run.ranks()):
+        if event["event"] == "write" and event.get("pstep") == after_step:
+            counts[event["rank"]] += 1
+    rank = max(counts, key=lambda r: (counts[r], -r))
+    return rank, counts[rank]
+
+
+def extra_tears(runs: dict[str, ScriptRun], chosen: Iterable[str]) -> list[LaunchPlan]:
+    """Once the uninterrupted W=2 run shows how many files its save after step 8 writes, a tear
+    of each further file (the first is torn by the "tear" launch from the start)."""
+    if "torn" not in chosen or "w2" not in runs:
+        return []
+    rank, count = save_writes(runs["w2"], TEAR_AFTER)
+    return [plan for k in tear_writes(count) if k > 1 for plan in tear_plans(k, rank)]
 
 
 def run_launches(
@@ -98,38 +135,96 @@ def run_launches(
     parallel: int,
     on_progress: Callable[[str], None] | None,
     cancel: threading.Event | None,
-) -> dict[str, ScriptRun]:
+    more: Callable[[dict[str, ScriptRun]], list[LaunchPlan]] | None = None,
+) -> tuple[dict[str, ScriptRun], str | None]:
+    """Run the plans (a relaunch after the run it continues); `more` adds plans once a run is
+    done. When the one-process run does not finish, the others are stopped and the rest not
+    started: (runs, why the rest was not run)."""
     runs: dict[str, ScriptRun] = {}
     waiting = list(plans)
+    stop = threading.Event()  # ours: the user's cancel, or the fail-fast stop
+    skipped: str | None = None
+    added = False
     with ThreadPoolExecutor(max(1, parallel)) as pool:
         active: dict[Future[ScriptRun], str] = {}
         while waiting or active:
             for plan in list(waiting):
-                if plan.continues is None or plan.continues in runs:
+                if skipped is not None:
+                    waiting.remove(plan)
+                elif plan.continues is None or plan.continues in runs:
                     waiting.remove(plan)
                     if on_progress:
                         world = f"W={plan.world_size}" if plan.world_size else "one process"
                         on_progress(f"run {plan.name} ({world}, {plan.steps} steps)")
-                    active[pool.submit(run_script, make(plan), cancel)] = plan.name
-            done, _ = wait(active, return_when=FIRST_COMPLETED)
+                    active[pool.submit(run_script, make(plan), stop)] = plan.name
+            if not active:
+                break
+            done, _ = wait(active, timeout=0.2, return_when=FIRST_COMPLETED)
+            if cancel is not None and cancel.is_set():
+                stop.set()
             for future in done:
                 name = active.pop(future)
                 runs[name] = future.result()
                 if on_progress:
                     on_progress(f"{name}: {runs[name].summary()}")
-    return runs
+                if name == "single" and runs[name].status == "timeout":
+                    skipped = f"the one-process run did not finish ({runs[name].summary()})"
+                    stop.set()
+                if more is not None and not added and name == "w2":
+                    added = True
+                    waiting.extend(more(runs))
+    return runs, skipped
+
+
+def no_optimizer_step(phase: str, runs: dict[str, ScriptRun]) -> str | None:
+    """Why the phase cannot pass when its runs that exited 0 made no torch.optim step."""
+    names = [n for n in PHASE_LAUNCHES[phase] if n in runs and n != OTHER_DATA]
+    clean = [n for n in names if runs[n].status == "ok"]
+    if not clean or any(step_records(runs[n].observe_dir, 0) for n in clean):
+        return None
+    return (
+        f"no optimizer step seen ({', '.join(clean)} exited 0 without one); expected a "
+        "torch.optim optimizer step per training step (the contract: the grader watches them); "
+        "likely cause: the parameters are not updated by a torch.optim optimizer"
+    )
+
+
+def not_run(phase: str, why: str) -> list[Check]:
+    return [check(name, False, f"not run: {why}") for name in CHECK_NAMES[phase]]
+
+
+def gate(checks: list[Check], why: str) -> list[Check]:
+    return [
+        check(c["name"], False, f"{why}; observed: {c['detail'].split('; likely cause: ')[0]}")
+        for c in checks
+    ]
 
 
 def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
     if phase == "skeleton":
-        return skeleton_checks(runs["single"])
+        return skeleton_checks(runs["single"], runs[OTHER_DATA])
     if phase == "distributed":
-        return distributed_checks([runs["w2"], runs["w3"]])
+        return distributed_checks([runs["w2"], runs["w3"]], runs[OTHER_DATA])
     if phase == "restart":
         return restart_checks(runs["w2"], runs["kill"], runs["resume"])
     if phase == "torn":
-        return torn_checks(runs["w2"], runs["tear"], runs["tear-resume"])
+        tears = [
+            ("tear", "tear-resume"),
+            *sorted((n, f"{n}-resume") for n in runs if n.startswith("tear-") and "-res" not in n),
+        ]
+        return torn_checks(
+            runs["w2"], [(runs[t], runs[r]) for t, r in tears if t in runs and r in runs]
+        )
     return monitoring_checks(runs["w2"])
+
+
+def judge_phase(phase: str, runs: dict[str, ScriptRun], skipped: str | None) -> list[Check]:
+    missing = [n for n in PHASE_LAUNCHES[phase] if n not in runs]
+    if missing:
+        return not_run(phase, skipped or f"launches {missing} did not run")
+    why = no_optimizer_step(phase, runs)
+    checks = phase_checks(phase, runs)
+    return gate(checks, why) if why else checks
 
 
 def likely_causes(checks: list[Check]) -> list[str]:
@@ -163,12 +258,13 @@ def grade_script(
         not_compiled(result, [name for phase in chosen for name in CHECK_NAMES[phase]], bad_syntax)
         return _finish(result, out_dir, start)
     script = prepare_workspace(source, out_dir / "workspace")
-    runs = run_launches(
+    runs, skipped = run_launches(
         launches_for(chosen),
         lambda plan: to_launch(plan, script, out_dir, timeout_s),
         parallel,
         on_progress,
         cancel,
+        lambda done: extra_tears(done, chosen),
     )
     result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
     for run in runs.values():  # the lab contract's per-rank events, per launch
@@ -176,9 +272,15 @@ def grade_script(
         write_events(run.run_dir, run.observe_dir, stdout)
     phase_times = {}
     for phase in chosen:
-        result["checks"].extend(phase_checks(phase, runs))
-        phase_times[phase] = round(sum(runs[p.name].duration_s for p in launches_for([phase])), 2)
+        if phase != "skeleton" and skipped is not None:
+            result["checks"].extend(not_run(phase, f"{skipped}; later phases were not run"))
+            continue
+        result["checks"].extend(judge_phase(phase, runs, skipped))
+        phase_times[phase] = round(
+            sum(runs[p.name].duration_s for p in launches_for([phase]) if p.name in runs), 2
+        )
     result["observations"] = {
+        "not_run": skipped,
         "launch_seconds": {n: round(r.duration_s, 2) for n, r in runs.items()},
         "phase_launch_seconds": phase_times,
         "limits": LIMITS_TEXT,

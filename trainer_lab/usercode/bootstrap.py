@@ -5,6 +5,12 @@ sys.path), observed by trainer_lab.usercode.recorder, under resource limits (lim
 Works the same as a plain process and as a torchrun worker (rank from RANK). An uncaught error is
 written to failures/rank{R}.json (the launcher's format, plus where in the script it happened) so
 the launcher names the first failing rank.
+
+When the script returns, end-rank{R}.json records it; then the Python-level exit work runs
+(atexit handlers, stdio flushed) and the process leaves with os._exit, skipping the C++ static
+destructors: gloo can SIGABRT a process while it tears its connections down ("terminate called
+without an active exception"), a race in torch, not in the script. A fatal signal's Python stacks
+go to crash-rank{R}-PID.txt (faulthandler), so a verdict can tell where a rank aborted.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from trainer_lab.procs import PARENT_ENV, die_with_parent
 
 die_with_parent(int(os.environ[PARENT_ENV]) if PARENT_ENV in os.environ else None)
 
+import atexit  # noqa: E402
+import contextlib  # noqa: E402
+import faulthandler  # noqa: E402
 import json  # noqa: E402
 import runpy  # noqa: E402
 import sys  # noqa: E402
@@ -56,6 +65,20 @@ def write_failure(run_dir: Path, rank: int, error: BaseException, script: Path) 
     path.write_text(json.dumps(record))
 
 
+def write_end(observe_dir: Path, rank: int, code: int) -> None:
+    record = {"rank": rank, "code": code, "time": time.time()}
+    (observe_dir / protocol.end_file(rank)).write_text(json.dumps(record))
+
+
+def leave(code: int) -> None:
+    """Exit after the script returned: Python's exit work, then no C++ teardown (see above)."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print("usage: python -m trainer_lab.usercode.bootstrap SCRIPT [ARGS...]", file=sys.stderr)
@@ -66,10 +89,14 @@ def main(argv: list[str]) -> int:
     observe_dir = Path(os.environ[protocol.OBSERVE_ENV])
     run_dir = observe_dir.parent
 
+    from trainer_lab.usercode.fswatch import FsWatch
     from trainer_lab.usercode.recorder import Recorder  # torch: after the limits are set
 
     recorder = Recorder(observe_dir, rank, dict(os.environ))
     recorder.install()
+    FsWatch(recorder, dict(os.environ)).install()
+    crash = open(observe_dir / protocol.crash_file(rank, os.getpid()), "w")  # noqa: SIM115
+    faulthandler.enable(file=crash, all_threads=True)
     sys.argv = [str(script), *argv[1:]]
     sys.path[0] = str(script.parent)
     try:
@@ -79,20 +106,28 @@ def main(argv: list[str]) -> int:
             dataset = None
         if dataset is not None:
             recorder.watch_dataset(dataset)
+            dataset._variant = os.environ.get(protocol.DATA_VARIANT_ENV)
         runpy.run_path(str(script), run_name="__main__")
     except SystemExit as error:
         code = error.code
         if code not in (None, 0):
             if not isinstance(code, int):
                 print(code, file=sys.stderr)
-            return code if isinstance(code, int) else 1
-        return 0
+            code = code if isinstance(code, int) else 1
+        else:
+            code = 0
+        write_end(observe_dir, rank, code)
+        return code
     except BaseException as error:
         write_failure(run_dir, rank, error, script)
         traceback.print_exc()
         return 1
+    write_end(observe_dir, rank, 0)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    if code == 0:
+        leave(0)
+    raise SystemExit(code)

@@ -63,8 +63,18 @@ def fetches(observe_dir: Path, rank: int) -> list[tuple[int, int]]:
     return found
 
 
+def optimizer_records(observe_dir: Path, rank: int) -> dict[int, dict[str, Any]]:
+    """Outermost optimizer step number -> class, learning rates, state digest before it."""
+    return {
+        r["n"]: r
+        for r in read_jsonl(observe_dir / protocol.optimizer_file(rank))
+        if isinstance(r.get("n"), int)
+    }
+
+
 def save_events(observe_dir: Path, ranks: list[int]) -> list[dict[str, Any]]:
-    """torch.save / rename / torn / killed records of the given ranks, each with its rank."""
+    """save (torch.save) / write / fsync / rename / torn / killed records of the given ranks,
+    each with its rank."""
     events = []
     for rank in ranks:
         for r in read_jsonl(observe_dir / protocol.saves_file(rank)):
@@ -194,3 +204,57 @@ def write_events(run_dir: Path, observe_dir: Path, stdout_of: dict[int, Path]) -
         path.write_text("".join(lines))
         written.append(path)
     return written
+
+
+ABORT_TEXT = "terminate called without an active exception"
+
+
+def crash_dumps(observe_dir: Path, rank: int) -> list[str]:
+    """faulthandler's dumps of a rank's fatal signals (empty files dropped)."""
+    found = []
+    for path in sorted(observe_dir.glob(f"crash-rank{rank}-*.txt")):
+        text, _ = read_capped(path, 256 * 1024)
+        if text.strip():
+            found.append(text)
+    return found
+
+
+def script_ended(observe_dir: Path, rank: int) -> int | None:
+    """The exit code the bootstrap recorded when the script returned (None: it never did)."""
+    text, _ = read_capped(observe_dir / protocol.end_file(rank), 4096)
+    try:
+        record = json.loads(text) if text else None
+    except ValueError:
+        return None
+    code = record.get("code") if isinstance(record, dict) else None
+    return code if isinstance(code, int) else None
+
+
+def teardown_aborts(observe_dir: Path, ranks: list[int]) -> str | None:
+    """A note when a failed run's only failures are aborts in the runtime's shutdown: every rank
+    either returned 0 from the script, or aborted (SIGABRT) inside destroy_process_group or after
+    the script returned; no fault was injected. None otherwise (the failure is the script's)."""
+    if any(e["event"] in ("killed", "torn") for e in save_events(observe_dir, ranks)):
+        return None
+    aborted: list[str] = []
+    for rank in ranks:
+        dumps = crash_dumps(observe_dir, rank)
+        ended = script_ended(observe_dir, rank)
+        if not dumps:
+            if ended != 0:
+                return None
+            continue
+        if not all("Fatal Python error: Aborted" in d for d in dumps):
+            return None
+        if ended == 0:
+            aborted.append(f"rank {rank} after train.py returned")
+        elif any("in destroy_process_group" in d for d in dumps):
+            aborted.append(f"rank {rank} inside destroy_process_group")
+        else:
+            return None
+    if not aborted:
+        return None
+    return (
+        f"{', '.join(aborted)} aborted (SIGABRT, '{ABORT_TEXT}'): gloo's shutdown race after "
+        "the script's work was done, not counted against it"
+    )

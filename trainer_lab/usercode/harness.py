@@ -32,7 +32,7 @@ from trainer_lab.launcher import (
 )
 from trainer_lab.procs import descendants, reap, supervise, wait_gone
 from trainer_lab.usercode import protocol
-from trainer_lab.usercode.evidence import hang_summary, save_events
+from trainer_lab.usercode.evidence import hang_summary, save_events, teardown_aborts
 from trainer_lab.usercode.limits import LIMITS_TEXT
 
 RunStatus = Literal["ok", "error", "timeout", "cancelled"]
@@ -50,9 +50,18 @@ class Faults:
     kill_rank: int | None = None
     kill_after_step: int | None = None
     tear_save_after_step: int | None = None
+    # file-level tear (fswatch.py): the tear_write-th file written after step tear_write_after
+    tear_write_after: int | None = None
+    tear_write: int = 1
+    tear_rank: int | None = None
 
     def env(self) -> dict[str, str]:
         env: dict[str, str] = {}
+        if self.tear_write_after is not None:
+            env[protocol.TEAR_WRITE_AFTER_ENV] = str(self.tear_write_after)
+            env[protocol.TEAR_WRITE_ENV] = str(self.tear_write)
+            if self.tear_rank is not None:
+                env[protocol.TEAR_RANK_ENV] = str(self.tear_rank)
         if self.kill_rank is not None and self.kill_after_step is not None:
             env[protocol.KILL_RANK_ENV] = str(self.kill_rank)
             env[protocol.KILL_AFTER_ENV] = str(self.kill_after_step)
@@ -71,6 +80,7 @@ class ScriptLaunch:
     ckpt_dir: Path
     timeout_s: float
     faults: Faults = Faults()
+    data_variant: str | None = None  # the given dataset draws other data (protocol)
 
 
 @dataclass
@@ -81,6 +91,7 @@ class ScriptRun:
     duration_s: float
     root_cause: RootCause | None = None
     hangs: dict[int, str] = field(default_factory=dict)  # rank -> where it was stuck
+    notes: list[str] = field(default_factory=list)  # e.g. an abort in the runtime's teardown
 
     @property
     def run_dir(self) -> Path:
@@ -106,7 +117,8 @@ class ScriptRun:
     def summary(self) -> str:
         """One line: how the run ended."""
         if self.status == "ok":
-            return f"exit 0 in {self.duration_s:.1f} s"
+            note = f" ({'; '.join(self.notes)})" if self.notes else ""
+            return f"exit 0 in {self.duration_s:.1f} s{note}"
         if self.status == "timeout":
             where = "; ".join(f"rank {r}: {w}" for r, w in sorted(self.hangs.items()))
             text = f"deadline: killed after {self.launch.timeout_s:.0f} s"
@@ -126,6 +138,7 @@ class ScriptRun:
             "summary": self.summary(),
             "root_cause": self.root_cause.to_dict() if self.root_cause else None,
             "hangs": {str(k): v for k, v in self.hangs.items()},
+            "notes": list(self.notes),
         }
 
 
@@ -178,6 +191,8 @@ def child_env(launch: ScriptLaunch) -> dict[str, str]:
         protocol.CKPT_ENV: str(launch.ckpt_dir),
         **launch.faults.env(),
     }
+    if launch.data_variant:
+        extra[protocol.DATA_VARIANT_ENV] = launch.data_variant
     return worker_env(extra)
 
 
@@ -278,6 +293,11 @@ def run_script(launch: ScriptLaunch, cancel: threading.Event | None = None) -> S
     run = ScriptRun(launch, final, proc.returncode, duration)
     if final == "timeout":
         run.hangs = hang_summary(run.observe_dir, launch.script)
+    if final == "error":
+        teardown = teardown_aborts(run.observe_dir, run.ranks())
+        if teardown is not None:
+            run.status, run.notes = "ok", [teardown]
+            return run
     if final != "ok":
         run.root_cause = _root_cause(run)
     return run

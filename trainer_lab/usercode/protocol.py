@@ -8,6 +8,15 @@ CKPT_ENV = "DRILL_CKPT_DIR"  # saves and renames into this directory are recorde
 KILL_RANK_ENV = "DRILL_KILL_RANK"  # with KILL_AFTER_ENV: SIGKILL this rank ...
 KILL_AFTER_ENV = "DRILL_KILL_AFTER_STEP"  # ... right after its optimizer step number N
 TEAR_AFTER_ENV = "DRILL_TEAR_SAVE_AFTER_STEP"  # the first checkpoint save after step N is torn
+# File-level tear (fswatch.py): after optimizer step N (TEAR_WRITE_AFTER_ENV), the K-th file this
+# rank writes into the checkpoint dir (TEAR_WRITE_ENV; on rank TEAR_RANK_ENV only, when set) is
+# cut to half its bytes as it is closed, and the process is SIGKILLed.
+TEAR_WRITE_AFTER_ENV = "DRILL_TEAR_WRITE_AFTER_STEP"
+TEAR_WRITE_ENV = "DRILL_TEAR_WRITE"
+TEAR_RANK_ENV = "DRILL_TEAR_RANK"
+# The given dataset draws another dataset when set (its `_variant`): "constant" makes every item
+# the same (x, y) of another seed, so a run's updates can be compared across data and world sizes.
+DATA_VARIANT_ENV = "DRILL_DATA_VARIANT"
 
 OBSERVE_DIR = "observe"
 # A module of this name in the workspace is the given dataset (the coding round ships one,
@@ -26,8 +35,24 @@ def fetch_file(rank: int) -> str:
 
 
 def saves_file(rank: int) -> str:
-    """One JSON line per torch.save / rename into the checkpoint dir (and per torn save)."""
+    """One JSON line per torch.save / file write / fsync / rename into the checkpoint dir (and per
+    torn save)."""
     return f"saves-rank{rank}.jsonl"
+
+
+def optimizer_file(rank: int) -> str:
+    """One JSON line per outermost optimizer step: class, learning rates, state digest before."""
+    return f"optimizer-rank{rank}.jsonl"
+
+
+def end_file(rank: int) -> str:
+    """Written when the script returned (its exit code): a crash after it is in the teardown."""
+    return f"end-rank{rank}.json"
+
+
+def crash_file(rank: int, pid: int) -> str:
+    """faulthandler's dump on a fatal signal (SIGABRT, SIGSEGV): where each thread was."""
+    return f"crash-rank{rank}-{pid}.txt"
 
 
 def stack_file(rank: int, pid: int) -> str:

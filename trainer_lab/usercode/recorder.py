@@ -96,8 +96,10 @@ class Recorder:
         tear = env.get(protocol.TEAR_AFTER_ENV)
         self.tear_after = int(tear) if tear else None
         self._fds: dict[str, int] = {}
-        self._pre: dict[str, Any] | None = None
-        self._pre_flat: torch.Tensor | None = None
+        # (optimizer id, summary, flat parameters) of each optimizer step begun and not yet
+        # ended: an optimizer that wraps another (ZeroRedundancyOptimizer ...) nests its inner
+        # optimizer's step inside its own; only the outermost step is recorded
+        self._open: list[tuple[int, dict[str, Any], torch.Tensor | None]] = []
         self._stack_file: Any = None
 
     # -- writing -------------------------------------------------------------------------------
@@ -129,26 +131,40 @@ class Recorder:
         return [p for group in optimizer.param_groups for p in group["params"]]
 
     def _on_pre_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        ids = [entry[0] for entry in self._open]
+        if id(optimizer) in ids:  # its last step raised before the post hook: forget it
+            del self._open[ids.index(id(optimizer)) :]
+        if self._open:  # an inner optimizer's step, inside the outer one being recorded
+            self._open.append((id(optimizer), {}, None))
+            return
         params = self._params(optimizer)
-        self._pre = summarize(params)
         total = sum(p.numel() for p in params)
-        self._pre_flat = _flat(params) if total <= FULL_FLAT_MAX else None
+        flat = _flat(params) if total <= FULL_FLAT_MAX else None
+        self._open.append((id(optimizer), summarize(params), flat))
 
     def _on_post_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        ids = [entry[0] for entry in self._open]
+        if id(optimizer) not in ids:
+            return  # no pre hook seen for it (installed mid-step): nothing to compare with
+        at = ids.index(id(optimizer))
+        _, pre_summary, pre_flat = self._open[at]
+        del self._open[at:]
+        if self._open:
+            return  # an inner step: the outer optimizer's post hook records the whole step
         self.pstep += 1
         params = self._params(optimizer)
         post = summarize(params)
         grads = [p.grad for p in params if p.grad is not None]
-        if self._pre_flat is not None:
-            update = float((_flat(params) - self._pre_flat).norm())
+        if pre_flat is not None:
+            update = float((_flat(params) - pre_flat).norm())
         else:
-            pre = torch.tensor((self._pre or {}).get("sample", []), dtype=torch.float64)
+            pre = torch.tensor(pre_summary.get("sample", []), dtype=torch.float64)
             now = torch.tensor(post["sample"], dtype=torch.float64)
             update = float((now - pre).norm()) if pre.shape == now.shape else 0.0
         record = {
             "pstep": self.pstep,
             "time": time.time(),
-            "pre": self._pre,
+            "pre": pre_summary,
             "post": post,
             "grad": summarize(grads),
             "update_norm": update,

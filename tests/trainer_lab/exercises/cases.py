@@ -58,34 +58,65 @@ STARTER: dict[str, Expect] = {
 
 # exercise -> {file in wrong/: what it fails}
 WRONG: dict[str, dict[str, Expect]] = {
-    "ddp-by-hand": {"ddp_by_hand_sum.py": fails("matches_reference", says="the average?")},
+    "ddp-by-hand": {
+        "ddp_by_hand_sum.py": fails("matches_reference", says="a sum over ranks, not the average")
+    },
     "sampler-partition": {
-        "sampler_partition_no_set_epoch.py": fails("new_order", says="the same order every")
+        "sampler_partition_no_set_epoch.py": fails("new_order", says="the same order every"),
+        "sampler_partition_drop_last.py": fails(
+            "exactly_once", says="leftover id(s) of N % W are dropped"
+        ),
+        "sampler_partition_uneven.py": fails("exactly_once", says="the ranks got [13, 12] ids"),
     },
     "rank0-logging": {
         "rank0_logging_all_print.py": fails("rank0_only", "mean_over_ranks", says="rank 1 printed")
     },
-    "fix-hang": {"fix_hang_votes.py": fails("uses_the_mean", says="mean 1.00 < 1.2 is True")},
+    "fix-hang": {
+        "fix_hang_votes.py": fails("uses_the_mean", says="mean 1.00 < 1.2 is True"),
+        "fix_hang_any.py": fails("uses_the_mean", says="any rank's loss below the threshold"),
+        "fix_hang_rank0.py": fails("uses_the_mean", says="rank 0's own loss"),
+    },
     "uneven-join": {"uneven_join_truncate.py": fails("all_batches_used", says="ran 3 of its 5")},
     "grad-accum-no-sync": {
-        "grad_accum_no_scale.py": fails("matches_big_batch", says="not divided by the number")
+        "grad_accum_no_scale.py": fails("matches_big_batch", says="not divided by the number"),
+        "grad_accum_sync_first.py": fails(
+            "matches_big_batch", "params_in_sync", says="see params_in_sync"
+        ),
     },
     "zero1-sharded-optimizer": {
-        "zero1_no_broadcast.py": fails("params_in_sync", "matches_adam", says="broadcast the")
+        "zero1_no_broadcast.py": fails(
+            "params_in_sync", "matches_adam", says="share never reaches the others"
+        ),
+        "zero1_round_robin.py": fails("state_sharded", says="the state is split, but unevenly"),
     },
     "fsdp-per-block": {
         "fsdp_per_block_no_root.py": fails(
             "one_block_at_a_time", "matches_reference", says="wrap the root last"
-        )
+        ),
+        "fsdp_per_block_no_reshard.py": fails(
+            "one_block_at_a_time", says="reshard_after_forward=False keeps them gathered"
+        ),
     },
     "bucketed-allreduce": {
         "bucketed_allreduce_sum.py": fails("matches_reference", says="not the average")
     },
-    "first-nan": {"first_nan_last.py": fails("names_the_first", says="came from 'block.2'")},
+    "first-nan": {
+        "first_nan_last.py": fails("names_the_first", says="came from 'block.2'"),
+        "first_nan_global_hook.py": fails("hooks_removed", says="a global hook"),
+        "first_nan_named_order.py": fails(
+            "names_the_first", says="'res.out' only saw non-finite inputs"
+        ),
+    },
     "resumable-sampler": {
         "resumable_sampler_global_offset.py": fails(
-            "matches_uninterrupted", "no_skip", says="jumped past samples"
-        )
+            "matches_uninterrupted", "no_skip", says="jumped past 8 ids it was never given"
+        ),
+        "resumable_sampler_epoch_keeps_position.py": fails(
+            "next_epoch", says="set_epoch does not reset the position"
+        ),
+        "resumable_sampler_replay_batch.py": fails(
+            "matches_uninterrupted", "no_replay", says="replayed the last 4 ids"
+        ),
     },
     "full-state-checkpoint": {
         "full_state_checkpoint_no_rng.py": fails(
@@ -93,6 +124,9 @@ WRONG: dict[str, dict[str, Expect]] = {
         ),
         "full_state_checkpoint_no_scaler.py": fails(
             "losses_match", "scaler_continues", says="the loss scale (GradScaler)"
+        ),
+        "full_state_checkpoint_no_scheduler.py": fails(
+            "losses_match", "lr_continues", says="the LR (scheduler)"
         ),
         "full_state_checkpoint_no_sampler.py": fails(
             "losses_match", "sampler_resumes", says="the batches' ids (sampler position)"
@@ -105,10 +139,27 @@ WRONG: dict[str, dict[str, Expect]] = {
         "atomic_checkpoint_stale_staging.py": fails(
             "saves_after_crash", says="what the killed save left behind is in the way"
         ),
+        "atomic_checkpoint_copy_commit.py": fails(
+            "survives_crash", says="(shutil.copyfile step-11.pt.tmp -> step-11.pt)"
+        ),
+        "atomic_checkpoint_pointer_in_place.py": fails(
+            "survives_crash", says="open LATEST for writing, then latest() raised"
+        ),
+        "atomic_checkpoint_string_sort.py": fails(
+            "roundtrip",
+            "survives_crash",
+            "saves_after_crash",
+            says="compared as strings ('step-10' < 'step-9')",
+        ),
     },
     "phase-timing": {
         "phase_timing_sync_at_end.py": fails(
-            "excludes_other_work", says="input copy queued before the phase began"
+            "excludes_other_work", says="input copy queued before the phase is still running"
+        ),
+        "phase_timing_laps.py": fails(
+            "cpu_times_phases",
+            "excludes_other_work",
+            says="time outside the phase is charged to",
         ),
         "phase_timing_always_sync.py": fails(
             "cpu_times_phases", says="Torch not compiled with CUDA enabled"
@@ -122,11 +173,39 @@ WRONG: dict[str, dict[str, Expect]] = {
     "grad-scaler": {
         "grad_scaler_no_update.py": fails(
             "skips_overflow", "scale_backs_off", "matches_reference", says="since the last update()"
-        )
+        ),
+        "grad_scaler_no_scale.py": fails(
+            "skips_overflow",
+            "scale_backs_off",
+            "matches_reference",
+            says="without scaler.scale(loss) before the backward",
+        ),
+        "grad_scaler_direct_step.py": fails(
+            "skips_overflow", "matches_reference", says="optimizer.step() ran on the overflowed"
+        ),
     },
 }
 
 # exercise -> other right answers (another correct approach than the model answer's)
 RIGHT: dict[str, list[str]] = {
-    "phase-timing": ["phase_timing_events.py"],
+    "phase-timing": ["phase_timing_events.py", "phase_timing_accelerator.py"],
+    "fix-hang": ["fix_hang_all_gather.py"],
+    "atomic-checkpoint": ["atomic_checkpoint_done_marker.py"],
+    "first-nan": ["first_nan_global_hook.py"],
+    "resumable-sampler": ["resumable_sampler_own_shuffle.py"],
+    "sampler-partition": ["sampler_partition_manual.py"],
+    "zero1-sharded-optimizer": [
+        "zero1_torch_zero.py",
+        "zero1_hand_adam.py",
+        "zero1_module_state.py",
+    ],
+    "grad-accum-no-sync": ["grad_accum_sum_loss.py"],
+    "fsdp-per-block": ["fsdp_per_block_policy.py"],
+    "grad-scaler": ["grad_scaler_manual_check.py"],
+    "full-state-checkpoint": ["full_state_checkpoint_bytes.py"],
+    "ddp-by-hand": ["ddp_by_hand_flat.py"],
+    "rank0-logging": ["rank0_logging_reduce.py"],
+    "uneven-join": ["uneven_join_ddp_join.py"],
+    "activation-checkpointing": ["activation_checkpointing_function.py"],
+    "bucketed-allreduce": ["bucketed_allreduce_planned.py"],
 }

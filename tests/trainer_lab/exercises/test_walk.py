@@ -1,5 +1,6 @@
-"""Every exercise, run for real: the model answer passes, the untouched starter fails with a
-message pointing at the problem, and each known-wrong answer fails exactly its checks."""
+"""Every exercise, run for real: the model answer and a correct answer in another style pass,
+the untouched starter fails with a message pointing at the problem, and each known-wrong answer
+fails exactly its checks."""
 
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ def _assert_fails(result: dict, expect: Expect) -> None:
     assert expect.says in first["detail"], details
 
 
-def test_every_exercise_has_a_starter_case_and_a_wrong_answer() -> None:
+def test_every_exercise_has_a_starter_case_a_wrong_and_a_second_right_answer() -> None:
     assert set(STARTER) == set(EXERCISES)
     assert set(EXERCISES) <= {n for n, files in WRONG.items() if files}
+    assert set(EXERCISES) <= {n for n, files in RIGHT.items() if files}
     for files in WRONG.values():
         for file in files:
             assert (WRONG_DIR / file).is_file(), file

@@ -47,7 +47,10 @@ def test_both_ranks_reading_the_same_half_is_caught(tmp_path):
     }
     ok, detail = exactly_once(fake_run(tmp_path, 2, same))
     assert not ok
-    assert detail == "epoch 0: 24 ids fetched more than once, 24 never; id 0 went to ranks [0, 1]"
+    assert detail.startswith(
+        "epoch 0: 24 ids fetched more than once, 24 never; id 0 went to ranks [0, 1]; "
+        "expected each id once per epoch across ranks; likely cause: the sampler is not sharded"
+    )
 
 
 def test_fewer_than_one_epoch_is_not_a_pass(tmp_path):
@@ -123,3 +126,21 @@ def test_sharded_parameters_are_not_compared_across_ranks(tmp_path):
     shards["steps-rank1.jsonl"] = stepped(["x"], sharded=True)
     ok, detail = params_in_sync(fake_run(tmp_path, 2, shards))
     assert not ok and detail == "ranks made different numbers of optimizer steps: {0: 2, 1: 1}"
+
+
+def test_an_abort_after_the_script_returned_or_in_destroy_is_the_runtimes(tmp_path):
+    from trainer_lab.usercode.evidence import teardown_aborts
+
+    observe = tmp_path / "observe"
+    observe.mkdir()
+    (observe / "end-rank0.json").write_text('{"code": 0}')
+    dump = "Fatal Python error: Aborted\n\nCurrent thread 0x1 (most recent call first):\n"
+    (observe / "crash-rank1-9.txt").write_text(dump + '  File "c10d.py", line 1 in barrier\n')
+    assert teardown_aborts(observe, [0, 1]) is None  # rank 1 aborted mid-script: its failure
+    (observe / "crash-rank1-9.txt").write_text(
+        dump + '  File "c10d.py", line 1 in destroy_process_group\n'
+    )
+    note = teardown_aborts(observe, [0, 1])
+    assert note is not None and note.startswith("rank 1 inside destroy_process_group aborted")
+    (observe / "saves-rank1.jsonl").write_text('{"event": "killed", "pstep": 3}\n')
+    assert teardown_aborts(observe, [0, 1]) is None  # an injected fault is never excused

@@ -50,16 +50,31 @@ def run(ctx: Ctx) -> None:
         if p.grad is None or not torch.allclose(p.grad, q.grad, atol=1e-6):
             problems.append(f"gradient of {name} differs from the plain block's (or is missing)")
             break
-    ctx.check("same_gradients", not problems, "; ".join(problems) or "input and weights match")
+    detail = "; ".join(problems) or "input and weights match"
+    if problems:
+        detail += (
+            "; expected the plain block's gradients. Likely cause: the block runs without "
+            "autograd (under no_grad, or on a detached input) so no gradient reaches it"
+        )
+    ctx.check("same_gradients", not problems, detail)
     input_bytes = x.numel() * x.element_size()
     ok = mine_bytes <= 2 * input_bytes and not problems
     ctx.check("saves_less", ok,
               f"saved for backward: {mine_bytes} bytes, plain block {plain_bytes}, the input "
               f"alone {input_bytes}" + ("" if mine_bytes <= 2 * input_bytes else
-              ": the activations are still stored"))  # fmt: skip
+              f"; expected at most {2 * input_bytes}. Likely cause: the block's intermediate "
+              "activations are still stored (its forward runs with autograd saving them)")
+              + ("" if not problems or mine_bytes > 2 * input_bytes else
+              "; not counted: the gradients are wrong (see same_gradients)"))  # fmt: skip
     recomputed = calls[0] - forward_calls
     ctx.check(
         "recomputes",
         recomputed >= 1,
-        f"block forward calls: {forward_calls} in forward, {recomputed} in backward",
+        f"block forward calls: {forward_calls} in forward, {recomputed} in backward"
+        + (
+            ""
+            if recomputed >= 1
+            else "; expected at least 1 in backward. Likely cause: the block is not rerun in "
+            "backward (its activations are kept, or no gradient reaches it)"
+        ),
     )

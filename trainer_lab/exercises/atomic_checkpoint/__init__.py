@@ -9,13 +9,17 @@ SPEC = ExerciseSpec(
     "complete one (never a half-written file), and the next save must still work.",
     file="commit.py",
     checks=(
-        ("roundtrip", "after saves of steps 1-3, latest returns step 3's state"),
+        ("roundtrip", "after saves of steps 8, 9 and 10, latest returns step 10's state"),
         (
             "survives_crash",
-            "a save of step 4 killed mid-write (file-size limit, SIGXFSZ): latest still "
-            "returns step 3's complete state",
+            "a save of step 11 killed mid-write (file-size limit, SIGXFSZ), and killed at each "
+            "of its file operations (before it, and in the first write after it): latest still "
+            "returns a complete state, step 10's until step 11's is committed",
         ),
-        ("saves_after_crash", "after the crash, saving step 4 again works and latest returns it"),
+        (
+            "saves_after_crash",
+            "after the crash, saving step 11 again works and latest returns it",
+        ),
     ),
     hints=(
         "A rename within one directory is atomic (os.replace): write the whole file under a "

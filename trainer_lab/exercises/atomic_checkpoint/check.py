@@ -1,11 +1,22 @@
-"""atomic-checkpoint: one process. Saves of steps 1-3, then a save of step 4 in a forked child
-whose file-size limit is half a checkpoint: the write past it raises SIGXFSZ, which kills the
-child mid-write like a power cut or an OOM kill would (no except or finally runs). The reader
-must then still find step 3, and the next save must still work."""
+"""atomic-checkpoint: one process. Saves of steps 8, 9 and 10 (so a string sort of the names,
+'step-10' < 'step-9', shows), then a save of step 11 in a forked child whose file-size limit is
+half a checkpoint: the write past it raises SIGXFSZ, which kills the child mid-write like a power
+cut or an OOM kill would (no except or finally runs). The reader must then still find step 10,
+and the next save must still work.
+
+The first write is not the only one that can be torn: a save that writes a temporary file and
+then copies it into place, or that updates a pointer file in place, is torn only in its later
+writes. So survives_crash also kills the save of step 11 at every point, on a copy of the
+directory: before each of its file operations (an open for writing, a rename, a remove, a copy,
+a mkdir ... seen through Python's audit hooks), and in the first write after each of them
+(the file-size limit armed at that point, at 1 byte and at half a checkpoint). After each kill
+latest() must return step 10's complete state, or step 11's once its save was committed."""
 
 import os
 import resource
+import shutil
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +25,15 @@ import torch
 from trainer_lab.exercises._checker.ctx import Ctx, where
 
 SIZE = 256  # a 256x256 float32 tensor: a 256 KiB checkpoint
+STEPS = (8, 9, 10)  # saved first; latest must return the last
+LAST, NEXT = STEPS[-1], STEPS[-1] + 1
+MAX_POINTS = 40  # file operations of one save tried at most
+# audit events that change the file system (an "open" counts only when it opens for writing)
+MUTATING = {
+    "open", "os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.truncate", "os.link",
+    "os.symlink", "shutil.copyfile", "shutil.move", "shutil.rmtree", "shutil.copytree",
+}  # fmt: skip
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
 def _state(step: int) -> dict[str, Any]:
@@ -55,93 +75,193 @@ def _latest(ctx: Ctx, ckpt_dir: Path) -> tuple[Any, str | None]:
         return None, where(error, ctx.user_file)
 
 
-def _crash_during_save(ctx: Ctx, ckpt_dir: Path, limit: int) -> str:
-    """Run save(step 4) in a child killed when a file it writes reaches `limit` bytes."""
+def _operation(event: str, args: tuple[Any, ...]) -> str | None:
+    """A short description of a file-system change, None for an event that changes nothing."""
+    if event not in MUTATING:
+        return None
+    if event == "open":
+        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+        if not flags & WRITE_FLAGS or not isinstance(args[0], str | bytes | os.PathLike):
+            return None
+        return f"open {os.path.basename(os.fsdecode(args[0]))} for writing"
+    names = [os.path.basename(os.fsdecode(a)) for a in args[:2] if isinstance(a, str | bytes)]
+    return f"{event} {' -> '.join(names)}".strip()
+
+
+def _crash_during_save(
+    ctx: Ctx, ckpt_dir: Path, limit: int, point: int = 0, kill: bool = False
+) -> tuple[str, list[str]]:
+    """Run save(step NEXT) in a child that dies at file operation `point` (0: from the start):
+    SIGKILLed before it when `kill`, else in the first write past `limit` bytes after it.
+    Returns (what went wrong with the experiment, or "" when the child died as planned; the
+    file operations the child began, in order). A save with fewer operations than `point`
+    finishes: ("finished", its operations)."""
     save = ctx.attr("save")
+    read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: die at the limit, never return into the checker
+    if pid == 0:  # the child: die at the point, never return into the checker
         code = 0
+        os.close(read_end)
         try:
             signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # python ignores it by default
             hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
-            save(_state(4), str(ckpt_dir), 4)
+            seen = [0]
+
+            def arm() -> None:
+                if kill:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+
+            def hook(event: str, args: tuple[Any, ...]) -> None:
+                what = _operation(event, args)
+                if what is None:
+                    return
+                seen[0] += 1
+                os.write(write_end, (what + "\n").encode())  # a pipe: no file-size limit
+                if seen[0] == point:
+                    arm()
+
+            if point == 0:
+                arm()
+            sys.addaudithook(hook)
+            save(_state(NEXT), str(ckpt_dir), NEXT)
         except BaseException:
             code = 3
         finally:
             os._exit(code)
+    os.close(write_end)
+    chunks = []
+    while chunk := os.read(read_end, 65536):
+        chunks.append(chunk)
+    os.close(read_end)
     _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXFSZ:
-        return ""
+    ops = b"".join(chunks).decode(errors="replace").splitlines()
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXFSZ, signal.SIGKILL):
+        return "", ops
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 3:
-        return "save() of step 4 raised instead of being killed mid-write"
-    return f"save() of step 4 finished within a {limit:,} B file-size limit (no file that big)"
+        return f"save() of step {NEXT} raised instead of being killed mid-write", ops
+    if point:
+        return "finished", ops
+    return f"save() of step {NEXT} finished within a {limit:,} B file-size limit (no big file)", ops
+
+
+def _verdict(ctx: Ctx, ckpt_dir: Path, how: str) -> str:
+    """ "" when latest() returns step LAST's or step NEXT's complete state after the crash
+    described by `how`, else what was observed, what was expected and the likely cause."""
+    got, error = _latest(ctx, ckpt_dir)
+    after = _listing(ckpt_dir)
+    if error:
+        return (
+            f"a save of step {NEXT} was killed {how}, then latest() raised {error}: it read the "
+            f"torn file. Expected step {LAST}'s complete state (or step {NEXT}'s, if it was "
+            f"committed). Likely cause: the checkpoint is written under a name latest() reads "
+            f"before the write finished (no atomic commit). The directory holds {after}"
+        )
+    if got is None:
+        return (
+            f"a save of step {NEXT} was killed {how}, then latest() returned None: no complete "
+            f"checkpoint is left. Expected step {LAST}'s state. Likely cause: the old checkpoint "
+            f"(or what points at it) was removed or overwritten before the new one was "
+            f"committed. The directory holds {after}"
+        )
+    if _is_state(got, LAST) or _is_state(got, NEXT):
+        return ""
+    return (
+        f"a save of step {NEXT} was killed {how}, then latest() returned {_describe(got)}, not "
+        f"step {LAST}'s complete state (nor step {NEXT}'s). Likely cause: latest() picks a file "
+        f"that is not the newest complete one. The directory holds {after}"
+    )
+
+
+def _every_point(ctx: Ctx, ckpt_dir: Path, half: int) -> str:
+    """Kill the save of step NEXT at each point, on a copy of `ckpt_dir`; the first failure."""
+    pristine = ctx.scratch / "pristine"
+    shutil.copytree(ckpt_dir, pristine)
+    trial_dir = ctx.scratch / "trial"
+    for point in range(1, MAX_POINTS + 1):
+        ops: list[str] = []
+        for kill, limit in ((True, 0), (False, 1), (False, half)):
+            shutil.rmtree(trial_dir, ignore_errors=True)
+            shutil.copytree(pristine, trial_dir)
+            problem, ops = _crash_during_save(ctx, trial_dir, limit, point, kill)
+            if problem == "finished":
+                break
+            if problem:
+                return f"{problem} (killed at its file operation {point})"
+            done = "; ".join(ops[: point - 1]) or "nothing"
+            how = (
+                f"just before its file operation {point} ({ops[point - 1]}), after: {done}"
+                if kill
+                else f"in its first write past {limit:,} B after its file operation {point} "
+                f"({ops[point - 1]}); it had begun: {'; '.join(ops)}"
+            )
+            failure = _verdict(ctx, trial_dir, how)
+            if failure:
+                return failure
+        if len(ops) < point:
+            break
+    shutil.rmtree(trial_dir, ignore_errors=True)
+    shutil.rmtree(pristine, ignore_errors=True)
+    return ""
 
 
 def run(ctx: Ctx) -> None:
     save = ctx.attr("save")
     ckpt_dir = ctx.scratch / "ckpt"
-    for step in (1, 2, 3):
+    for step in STEPS:
         ctx.call(save, _state(step), str(ckpt_dir), step)
     got, error = _latest(ctx, ckpt_dir)
-    ok = error is None and _is_state(got, 3)
+    ok = error is None and _is_state(got, LAST)
+    cause = ""
+    if not ok and isinstance(got, dict) and got.get("step") in STEPS:
+        cause = (
+            " Likely cause: the names are compared as strings ('step-10' < 'step-9'), not by "
+            "step number."
+        )
     ctx.check(
         "roundtrip",
         ok,
-        "latest() returns step 3's state after saves of steps 1-3"
+        f"latest() returns step {LAST}'s state after saves of steps {STEPS}"
         if ok
-        else f"after saves of steps 1-3 latest() {_outcome(got, error)}; "
-        f"the directory holds {_listing(ckpt_dir)}",
+        else f"after saves of steps {STEPS} latest() {_outcome(got, error)}; expected step "
+        f"{LAST}'s state.{cause} The directory holds {_listing(ckpt_dir)}",
     )
 
     biggest = max((p.stat().st_size for p in ckpt_dir.rglob("*") if p.is_file()), default=0)
     limit = max(biggest // 2, 4096)
-    problem = _crash_during_save(ctx, ckpt_dir, limit)
-    after = _listing(ckpt_dir)
-    got, error = _latest(ctx, ckpt_dir)
+    everywhere = _every_point(ctx, ckpt_dir, limit) if ckpt_dir.is_dir() else ""
+    problem, _ = _crash_during_save(ctx, ckpt_dir, limit)
     if problem:
         ok, detail = False, f"{problem}; cannot test a crash"
-    elif error:
-        ok, detail = (
-            False,
-            (
-                f"a save of step 4 was killed mid-write, then latest() raised {error}: it read the "
-                f"torn file. The directory holds {after}"
-            ),
-        )
-    elif got is None:
-        ok, detail = (
-            False,
-            (
-                "a save of step 4 was killed mid-write, then latest() returned None: no complete "
-                f"checkpoint is left (was the old one removed before the new one was committed?). "
-                f"The directory holds {after}"
-            ),
-        )
     else:
-        ok = _is_state(got, 3)
-        detail = (
-            "a save of step 4 was killed mid-write; latest() still returns step 3's complete state"
-            if ok
-            else f"a save of step 4 was killed mid-write, then latest() returned {_describe(got)}"
-            f", not step 3's complete state. The directory holds {after}"
+        detail = _verdict(ctx, ckpt_dir, "in its first write past half a checkpoint")
+        detail = detail or everywhere
+        ok = not detail
+        detail = detail or (
+            f"a save of step {NEXT} was killed mid-write and at each of its file operations; "
+            f"latest() always returns a complete state (step {LAST}'s until step {NEXT}'s is "
+            "committed)"
         )
     ctx.check("survives_crash", ok, detail)
 
     try:
-        save(_state(4), str(ckpt_dir), 4)
+        save(_state(NEXT), str(ckpt_dir), NEXT)
         raised = None
     except Exception as error:
         raised = where(error, ctx.user_file)
     got, error = (None, None) if raised else _latest(ctx, ckpt_dir)
-    ok = raised is None and error is None and _is_state(got, 4)
+    ok = raised is None and error is None and _is_state(got, NEXT)
     if raised:
         detail = (
-            f"after the crash, save() of step 4 raised {raised}: what the killed save left "
-            f"behind is in the way. The directory holds {_listing(ckpt_dir)}"
+            f"after the crash, save() of step {NEXT} raised {raised}: what the killed save left "
+            f"behind is in the way (expected the save to replace it). The directory holds "
+            f"{_listing(ckpt_dir)}"
         )
     elif not ok:
-        detail = f"after the crash, step 4 was saved again but latest() {_outcome(got, error)}"
+        detail = (
+            f"after the crash, step {NEXT} was saved again but latest() {_outcome(got, error)}; "
+            f"expected step {NEXT}'s state"
+        )
     else:
-        detail = "after the crash, step 4 saves again and latest() returns it"
+        detail = f"after the crash, step {NEXT} saves again and latest() returns it"
     ctx.check("saves_after_crash", ok, detail)

@@ -67,9 +67,21 @@ def run(ctx: Ctx) -> None:
     detail = f"max |param - reference| = {diff:.2e}; your update is {mine / theirs:.2f}x the "
     detail += "reference's"
     if len(set(digests)) > 1:
-        detail += f"; parameter digests differ across ranks: {digests}"
+        detail += (
+            f"; parameter digests differ across ranks: {digests}; expected identical "
+            "parameters equal to the reference. Likely cause: some gradients are not "
+            "all-reduced (a bucket never launched, or its result not copied back before the step)"
+        )
     elif diff >= 1e-5 and abs(mine / theirs - ctx.world_size) < 0.5:
-        detail += " (the buckets hold the sum over ranks, not the average: divide by W)"
+        detail += (
+            "; expected below 1e-05. Likely cause: the buckets hold the sum over ranks, not "
+            "the average"
+        )
+    elif diff >= 1e-5:
+        detail += (
+            "; expected below 1e-05. Likely cause: the gradients copied back are not the "
+            "average of the ranks' (slices copied to the wrong parameters, or stale buckets)"
+        )
     ctx.check("matches_reference", diff < 1e-5 and len(set(digests)) == 1, detail)
 
     least = math.ceil(total / BUCKET)
@@ -81,15 +93,24 @@ def run(ctx: Ctx) -> None:
         f"{total} bytes in buckets of <= {BUCKET} bytes take {least} to {2 * least - 1}"
     )
     if not ok and counts and max(counts) >= len(params):
-        detail += ": one all-reduce per parameter, pack the gradients into buckets"
+        detail += (
+            ". Likely cause: one all-reduce per parameter: the gradients are not packed into "
+            "buckets"
+        )
     elif not ok and sizes and sizes[0] > BUCKET:
-        detail += f": a bucket of {sizes[0]} bytes is over the {BUCKET}-byte limit"
+        detail += f". Likely cause: a bucket of {sizes[0]} bytes is over the {BUCKET}-byte limit"
+    elif not ok and counts and min(counts) < least:
+        detail += ". Likely cause: some gradients are never all-reduced (a bucket not launched)"
+    elif not ok:
+        detail += ". Likely cause: buckets are launched before they are full"
     ctx.check("bucket_count", ok, detail)
 
     firsts = [s[0][1] if s else None for s in per_step]
     ok = all(f is not None and f < len(params) for f in firsts)
     detail = f"gradients ready when each step's first all-reduce started: {firsts} of {len(params)}"
     if not ok:
-        detail += (": the first all-reduce waited for the end of backward, launch each bucket "
-                   "from the gradient hook as soon as it is full")  # fmt: skip
+        detail += (
+            "; expected fewer than all. Likely cause: the first all-reduce waited for the end "
+            "of backward (launched from wait(), not from a gradient hook)"
+        )
     ctx.check("overlaps_backward", ok, detail)

@@ -35,8 +35,9 @@ def run(ctx: Ctx) -> None:
         same,
         "parameters identical on every rank after 3 steps"
         if same
-        else f"parameter digests differ across ranks after 3 steps: {digests} "
-        "(each rank stepped on its own gradients)",
+        else f"parameter digests differ across ranks after 3 steps: {digests}; expected "
+        "identical parameters. Likely cause: the gradients are not the same on every rank "
+        "after sync_gradients (a parameter's gradient is not all-reduced, or not on every rank)",
     )
     ref = tiny_mlp()
     train_reference(ref, torch.optim.SGD(ref.parameters(), lr=0.1), data, STEPS)
@@ -44,10 +45,16 @@ def run(ctx: Ctx) -> None:
     ratio = _update_ratio(model, ref)
     ok = diff < 1e-5
     detail = f"max |param - reference| = {diff:.2e}"
-    if not ok and ratio is not None:
-        detail += f"; your update is {ratio:.2f}x the reference's"
-        if abs(ratio - ctx.world_size) < 0.3:
-            detail += " (a sum over ranks, not the average?)"
+    if not ok:
+        detail += "; expected below 1e-05"
+        if ratio is not None:
+            detail += f"; your update is {ratio:.2f}x the reference's"
+        if not same:
+            detail += ". Likely cause: the ranks are out of sync (see params_in_sync)"
+        elif ratio is not None and abs(ratio - ctx.world_size) < 0.3:
+            detail += ". Likely cause: the gradients are a sum over ranks, not the average"
+        else:
+            detail += ". Likely cause: the synced gradient is not the mean of the ranks' gradients"
     ctx.check("matches_reference", ok, detail)
 
 

@@ -66,13 +66,17 @@ def run(ctx: Ctx) -> None:
     ok = all(h <= 0.6 * full for h in held) and sum(held) >= full
     ctx.check("sharded_at_rest", ok,
               f"local parameter values per rank: {held}, the whole model is {full}"
-              + ("" if ok else ": every rank keeps a full replica, call fully_shard"))  # fmt: skip
+              + ("" if ok else "; expected about 1/W on each rank. Likely cause: the parameters "
+                 "are not sharded (no fully_shard on them)"))  # fmt: skip
 
     peak = [0]
+    readings: list[int] = []  # gathered bytes before each Linear of the first forward
 
     def before_forward(_module: nn.Module, _args: object) -> None:
         gathered = sum(_nbytes(p) for p in model.parameters() if not isinstance(p, DTensor))
         peak[0] = max(peak[0], gathered)
+        if len(readings) < 2 * BLOCKS:
+            readings.append(gathered)
 
     for module in model.modules():
         if isinstance(module, nn.Linear):
@@ -87,12 +91,34 @@ def run(ctx: Ctx) -> None:
         losses.append(float(loss))
     peaks = ctx.gather("peak", peak[0])
     ok = all(p <= block_bytes + 0.25 * full_bytes for p in peaks)
-    ctx.check("one_block_at_a_time", ok,
-              f"peak gathered parameter bytes in forward per rank: {peaks}; one block is "
-              f"{block_bytes}, the whole model {full_bytes}"
-              + ("" if ok else ": the whole model is gathered at once. Give each block its own "
-                 "fully_shard group and wrap the root last (a group with no FSDP parent is a "
-                 "root, and a root keeps its parameters gathered until backward)"))  # fmt: skip
+    detail = (
+        f"peak gathered parameter bytes in forward per rank: {peaks}; one block is "
+        f"{block_bytes}, the whole model {full_bytes}"
+    )
+    if not ok:
+        plain = [n for n, p in model.named_parameters() if not isinstance(p, DTensor)]
+        first = readings[0] if readings else 0
+        if first > block_bytes + 0.25 * full_bytes:
+            cause = (
+                f"the whole model is gathered at once, before the first block ({first} bytes): "
+                "the blocks have no fully_shard group of their own, only the root"
+            )
+        elif plain:
+            cause = (
+                f"each block is gathered on its own, but the gathered bytes grow block by block "
+                f"({readings[::2]}): with the root model not wrapped ({', '.join(plain)} stay "
+                "plain), every block is a root group, and a root keeps its parameters gathered "
+                "until backward, so wrap the root last"
+            )
+        else:
+            cause = (
+                f"each block is gathered on its own, but stays gathered after its forward: the "
+                f"gathered bytes grow block by block ({readings[::2]}). The blocks are not "
+                "resharded after forward (reshard_after_forward=False keeps them gathered for "
+                "backward)"
+            )
+        detail += f"; expected at most about one block at a time. Likely cause: {cause}"
+    ctx.check("one_block_at_a_time", ok, detail)
 
     ref = Net()
     ref_losses = []
@@ -117,6 +143,10 @@ def run(ctx: Ctx) -> None:
     ok = diff < 1e-5 and loss_diff < 1e-5
     detail = f"max |param - reference| = {diff:.2e}, max |loss - reference| = {loss_diff:.2e}"
     if not ok and plain:
-        detail += (f": {', '.join(plain)} not sharded by any fully_shard group, so their gradients "
-                   "are never averaged across ranks (fully_shard the root model too)")  # fmt: skip
+        detail += (f"; expected below 1e-05. Likely cause: {', '.join(plain)} not sharded by any "
+                   "fully_shard group, so their gradients are never averaged across ranks "
+                   "(fully_shard the root model too)")  # fmt: skip
+    elif not ok:
+        detail += "; expected below 1e-05. Likely cause: the sharded step is not the average of "
+        detail += "every rank's gradient (a group's gradients are not reduced across the mesh)"
     ctx.check("matches_reference", ok, detail)

@@ -23,7 +23,10 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 from trainer_lab.exercises._checker.ctx import Ctx
 from trainer_lab.exercises._checker.kit import flat
 
-N, BATCH, STEPS, K = 48, 8, 10, 4  # 6 batches an epoch: the save is mid-epoch 0
+# 6 batches an epoch: the save is mid-epoch 0. K is not a multiple of the StepLR's step_size
+# (2): a scheduler that restarts from 0 then halves the LR at other steps than the run did.
+N, BATCH, STEPS, K = 48, 8, 10, 5
+LR_STEP_SIZE = 2
 INIT_SCALE, GROWTH_INTERVAL = 2.0**15, 3
 
 
@@ -91,7 +94,7 @@ class Run:
 def _build() -> Objects:
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 1))
     opt = torch.optim.AdamW(model.parameters(), lr=0.01)
-    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=LR_STEP_SIZE, gamma=0.5)
     scaler = torch.amp.GradScaler("cpu", init_scale=INIT_SCALE, growth_interval=GROWTH_INTERVAL)
     return model, opt, sched, scaler, ResumableSampler(N)
 
@@ -254,24 +257,47 @@ def run(ctx: Ctx) -> None:
         if same
         else f"after load the optimizer holds state for {len(loaded.opt)} of {len(saved.opt)} "
         "parameters"
-        + (" (Adam's moments are gone)" if not loaded.opt else ", not the saved values"),
+        + (" (no moments, no step count)" if not loaded.opt else ", not the saved values")
+        + "; expected the saved moments and step count. Likely cause: the optimizer's "
+        "state_dict is not saved or not loaded (or loaded into another optimizer)",
     )
     lr_ok = loaded.lr == saved.lr and resumed.lrs == ref.lrs[K:]
-    ctx.check(
-        "lr_continues",
-        lr_ok,
+    detail = (
         f"LR after load {loaded.lr[0]:g}, at save {saved.lr[0]:g}; LRs after the resume "
         f"{resumed.lrs}, uninterrupted {ref.lrs[K:]}"
-        + ("" if lr_ok else " (the schedule restarted)"),
     )
-    scale_ok = loaded.scaler == saved.scaler and resumed.scales == ref.scales[K:]
-    ctx.check(
-        "scaler_continues",
-        scale_ok,
+    if not lr_ok:
+        detail += (
+            "; expected the same LR at load and the same LRs after. Likely cause: the "
+            "scheduler's state (its step count) is not restored, so the schedule restarted "
+            "from step 0"
+            if loaded.lr != saved.lr
+            else "; expected the same LRs after the resume. Likely cause: the scheduler's "
+            "state is restored, but the schedule goes on differently (another scheduler's "
+            "state, or the scheduler is stepped at load)"
+        )
+    ctx.check("lr_continues", lr_ok, detail)
+    # the scale's course after the resume follows the losses: when something else was lost,
+    # a different course is that thing's doing, not the scaler's
+    others_lost = [m for m in missing if "GradScaler" not in m]
+    scale_ok = loaded.scaler == saved.scaler and (
+        resumed.scales == ref.scales[K:] or bool(others_lost)
+    )
+    detail = (
         f"scale and growth tracker after load {loaded.scaler}, at save {saved.scaler}; scale "
         f"after each step of the resume {resumed.scales}, uninterrupted {ref.scales[K:]}"
-        + ("" if scale_ok else " (the GradScaler started over: other steps are skipped)"),
     )
+    if scale_ok and resumed.scales != ref.scales[K:]:
+        detail += f" (the course differs because of what else was lost: {', '.join(others_lost)})"
+    if not scale_ok:
+        cause = (
+            "the GradScaler's state is not restored: it started over from its initial scale"
+            if loaded.scaler[0] == INIT_SCALE and saved.scaler[0] != INIT_SCALE
+            else "part of the GradScaler's state is lost (the growth tracker counts the "
+            "steps since the scale last grew; scaler.state_dict() carries both)"
+        )
+        detail += f"; expected the same. Likely cause: {cause}, so other steps are skipped"
+    ctx.check("scaler_continues", scale_ok, detail)
     ids_ok = resumed.ids == ref.ids[K:]
     ctx.check("sampler_resumes", ids_ok, _sampler_detail(ref, resumed, ids_ok))
     rng_ok = loaded.draws == saved.draws
@@ -282,5 +308,7 @@ def run(ctx: Ctx) -> None:
         if rng_ok
         else "after load torch.rand / random.random draw "
         f"{[round(d, 4) for d in loaded.draws]}, the uninterrupted run drew "
-        f"{[round(d, 4) for d in saved.draws]} (new dropout masks: restore the RNG states)",
+        f"{[round(d, 4) for d in saved.draws]}; expected the same draws. Likely cause: the "
+        "RNG states are not restored, or something draws random numbers after they are "
+        "(new dropout masks)",
     )

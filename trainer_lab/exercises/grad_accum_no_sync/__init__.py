@@ -9,6 +9,7 @@ SPEC = ExerciseSpec(
     file="accumulate.py",
     checks=(
         ("matches_big_batch", "parameters equal one step on the whole batch (mean loss)"),
+        ("params_in_sync", "after the steps every rank holds identical parameters"),
         (
             "one_allreduce_per_step",
             "DDP all-reduces gradients once per optimizer step, not per micro-batch",

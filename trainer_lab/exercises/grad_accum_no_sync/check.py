@@ -7,7 +7,7 @@ from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from trainer_lab.exercises._checker.ctx import Ctx
-from trainer_lab.exercises._checker.kit import batches, flat, list_diff, tiny_mlp
+from trainer_lab.exercises._checker.kit import batches, flat, list_diff, params_digest, tiny_mlp
 
 K, STEPS = 4, 2
 
@@ -39,15 +39,41 @@ def run(ctx: Ctx) -> None:
         nn.functional.mse_loss(ref(x), y).backward()
         ref_opt.step()
     diff = list_diff(flat(model), flat(ref))
+    digests = ctx.gather("digest", params_digest(model))
+    in_sync = len(set(digests)) == 1
     start = flat(tiny_mlp())
     mine = sum(abs(a - s) for a, s in zip(flat(model), start, strict=True))
     theirs = sum(abs(a - s) for a, s in zip(flat(ref), start, strict=True)) or 1.0
-    ctx.check("matches_big_batch", diff < 1e-5,
-              f"max |param - reference| = {diff:.2e}; your update is {mine / theirs:.2f}x the "
-              "reference's" + (" (the loss is not divided by the number of micro-batches?)"
-                               if abs(mine / theirs - K) < 0.5 else ""))  # fmt: skip
+    detail = (
+        f"max |param - reference| = {diff:.2e}; your update is {mine / theirs:.2f}x the reference's"
+    )
+    if diff >= 1e-5:
+        if not in_sync:
+            cause = "the ranks' parameters differ (see params_in_sync)"
+        elif abs(mine / theirs - K) < 0.5:
+            cause = f"the loss is not divided by the number of micro-batches ({K})"
+        else:
+            cause = "the accumulated gradient is not the mean over all micro-batches"
+        detail += f"; expected below 1e-05. Likely cause: {cause}"
+    ctx.check("matches_big_batch", diff < 1e-5, detail)
+    if in_sync:
+        detail = "identical parameters on every rank after each step"
+    else:
+        detail = (
+            f"parameter digests differ across ranks after {STEPS} steps: {digests}; expected "
+            "identical parameters. Likely cause: some micro-batches' gradients stay local: the "
+            "backward that DDP all-reduces is not the last one (a later backward under no_sync "
+            "adds gradients only this rank has), or no backward is all-reduced"
+        )
+    ctx.check("params_in_sync", in_sync, detail)
     ok = all(n == 1 for n in per_step)
     detail = f"gradient all-reduces per optimizer step: {per_step} (one bucket; {K} micro-batches)"
     if not ok:
-        detail += ": backward synced on every micro-batch, use no_sync()"
+        if all(n == 0 for n in per_step):
+            cause = "every backward ran under no_sync(), so the gradients were never all-reduced"
+        elif all(n >= K for n in per_step):
+            cause = "every micro-batch's backward synced: no_sync() is not used around them"
+        else:
+            cause = "more than one backward per step ran outside no_sync()"
+        detail += f"; expected 1 per step. Likely cause: {cause}"
     ctx.check("one_allreduce_per_step", ok, detail)

@@ -6,7 +6,8 @@ SPEC = ExerciseSpec(
     topic="data loading",
     summary="ResumableLoader(dataset, batch_size): this rank's batches of an epoch, with "
     "state_dict() / load_state_dict() so that a loader restored after a restart at step K "
-    "continues with exactly the samples not yet seen: no replay, no skip.",
+    "continues with exactly the samples not yet seen: no replay, no skip. set_epoch(e) "
+    "starts epoch e from its beginning, also on a loader that lives across epochs.",
     file="resumable.py",
     checks=(
         (
@@ -16,6 +17,11 @@ SPEC = ExerciseSpec(
         ),
         ("no_replay", "no id is seen twice across the interrupted and resumed epoch"),
         ("no_skip", "every id of the epoch is seen by some rank"),
+        (
+            "next_epoch",
+            "set_epoch on a loader that lives on (after a full, a resumed, or an abandoned "
+            "epoch) starts the new epoch from its beginning",
+        ),
     ),
     hints=(
         "DistributedSampler(dataset, shuffle=True, seed=...) with set_epoch(epoch) gives the "

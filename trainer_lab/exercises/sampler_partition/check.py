@@ -1,5 +1,10 @@
 """sampler-partition: run 2 epochs (and epoch 1 again) on every rank; the dataset's items are
-their ids, so the batches say which ids each rank saw."""
+their ids, so the batches say which ids each rank saw.
+
+N is not a multiple of the world size W: the exercise pads like DistributedSampler's default
+(drop_last=False), so each rank gets ceil(N / W) ids, every id is seen, and only the
+W * ceil(N / W) - N padding ids are seen twice. Dropping the N % W leftover ids, or giving the
+ranks different numbers of ids (so they run different numbers of steps), fails exactly_once."""
 
 from collections import Counter
 
@@ -8,7 +13,7 @@ from torch.utils.data import Dataset
 
 from trainer_lab.exercises._checker.ctx import Ctx
 
-N, BATCH = 24, 4
+N, BATCH = 25, 4  # N % 2 != 0: the padding shows
 
 
 class Ids(Dataset):
@@ -32,28 +37,59 @@ def run(ctx: Ctx) -> None:
     epochs = [_ids(ctx, fn, e, state) for e in (0, 1)]
     again = _ids(ctx, fn, 1, state)
     every = ctx.gather("ids", epochs)
+    per_rank = -(-N // ctx.world_size)  # ceil(N / W)
+    padding = per_rank * ctx.world_size - N
     problems = []
     for e in (0, 1):
         counts = Counter(i for rank_ids in every for i in rank_ids[e])
+        sizes = [len(rank_ids[e]) for rank_ids in every]
+        extra = sum(counts.values()) - len(counts)
         dup = sorted(i for i, c in counts.items() if c > 1)
         missing = sorted(set(range(N)) - set(counts))
-        if dup:
+        if extra > padding or any(c > 2 for c in counts.values()):
             owners = [r for r, rank_ids in enumerate(every) if dup[0] in rank_ids[e]]
-            problems.append(f"epoch {e}: id {dup[0]} seen {counts[dup[0]]} times (ranks "
-                            f"{owners}); {len(dup)} ids seen more than once")  # fmt: skip
+            problems.append(
+                f"epoch {e}: id {dup[0]} seen {counts[dup[0]]} times (ranks {owners}); {len(dup)} "
+                f"ids seen more than once; expected each id once, plus at most {padding} padding "
+                "id(s) seen twice. Likely cause: the ranks do not split one shared order (no "
+                "DistributedSampler, or a different seed per rank)"
+            )
         if missing:
-            problems.append(f"epoch {e}: {len(missing)} ids never seen, e.g. {missing[:4]}")
+            cause = (
+                f"the {N % ctx.world_size} leftover id(s) of N % W are dropped (drop_last=True, "
+                "or N // W ids per rank)"
+                if len(missing) <= N % ctx.world_size and len(set(sizes)) == 1
+                else "the ranks do not cover the whole dataset"
+            )
+            problems.append(
+                f"epoch {e}: {len(missing)} id(s) never seen, e.g. {missing[:4]}, ranks got "
+                f"{sizes} ids; expected every id, each rank padded to {per_rank}. Likely cause: "
+                f"{cause}"
+            )
+        elif len(set(sizes)) > 1:
+            problems.append(
+                f"epoch {e}: the ranks got {sizes} ids; expected {per_rank} each (padded like "
+                "DistributedSampler). Likely cause: the leftover ids go to some ranks only, so "
+                "the ranks would run different numbers of steps (and hang in DDP)"
+            )
     sizes = [[len(rank_ids[e]) for e in (0, 1)] for rank_ids in every]
     ctx.check(
         "exactly_once",
         not problems,
-        "; ".join(problems) or f"{N} ids split {sizes} (per rank, per epoch), each seen once",
+        problems[0] + (f" (and {len(problems) - 1} more like it)" if len(problems) > 1 else "")
+        if problems
+        else f"{N} ids split {sizes} (per rank, per epoch), each seen once, {padding} padded",
     )
     ctx.check(
         "new_order",
         epochs[0] != epochs[1],
         f"epoch 0 began {epochs[0][:6]}, epoch 1 began {epochs[1][:6]}"
-        + ("" if epochs[0] != epochs[1] else ": the same order every epoch"),
+        + (
+            ""
+            if epochs[0] != epochs[1]
+            else ": the same order every epoch; expected a new shuffle each epoch. Likely "
+            "cause: sampler.set_epoch(epoch) is not called before iterating"
+        ),
     )
     ctx.check(
         "same_split_per_epoch",
@@ -61,5 +97,7 @@ def run(ctx: Ctx) -> None:
         "epoch 1 run twice gave this rank the same ids"
         if sorted(again) == sorted(epochs[1])
         else f"epoch 1 run twice gave this rank different ids: {sorted(epochs[1])[:6]} vs "
-        f"{sorted(again)[:6]} (the split must depend on the epoch only)",
+        f"{sorted(again)[:6]}; expected the same ids (the split must depend on the epoch only). "
+        "Likely cause: the order depends on state that changes between calls (an unseeded or "
+        "shared random generator)",
     )

@@ -5,10 +5,16 @@ SPEC = ExerciseSpec(
     title="ZeRO-1: shard the optimizer state",
     topic="sharding",
     summary="ShardedAdam(params, lr): each rank keeps Adam state only for its share of the "
-    "parameters, steps that share, then every rank gets the updated parameters.",
+    "parameters, steps that share, then every rank gets the updated parameters. The shares "
+    "are about equal in size (by number of values, at most 3/4 of the state on one rank). "
+    "torch.optim.Adam, a hand-written Adam or torch's ZeroRedundancyOptimizer are all fine.",
     file="zero1.py",
     checks=(
-        ("state_sharded", "each rank's Adam state holds about 1/W of the values"),
+        (
+            "state_sharded",
+            "each rank's optimizer state (every tensor it holds besides the parameters and "
+            "gradients) is about 1/W of a full Adam state, at most 3/4",
+        ),
         ("params_in_sync", "after the steps all ranks hold identical parameters"),
         ("matches_adam", "the parameters equal plain Adam's on the same gradients"),
     ),

@@ -1,4 +1,5 @@
-"""Rank r owns parameters r, r+W, ...: it keeps their Adam state, steps them, broadcasts them."""
+"""Each parameter goes to the rank holding the fewest values so far (least-loaded, so the shards
+are about equal in size); its owner keeps its Adam state, steps it and broadcasts it."""
 
 import torch
 import torch.distributed as dist

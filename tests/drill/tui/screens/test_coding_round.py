@@ -233,4 +233,4 @@ def test_the_contract_pane_reflows_paragraphs_and_keeps_indented_blocks():
     assert "`ToyDataset()` is map-style with 48 samples; item i is (i, x, y)" in text
     assert "resume by itself from the newest complete checkpoint in DIR;" in text
     assert '\n       {"step": 5, "loss": 0.41,' in text  # the JSON example stays a block
-    assert "\n  torn         killed in the middle of a checkpoint save" in text
+    assert "\n  torn         killed in the middle of writing the k-th file of the save" in text
