@@ -194,10 +194,14 @@ def not_run(phase: str, why: str) -> list[Check]:
 
 
 def gate(checks: list[Check], why: str) -> list[Check]:
-    return [
-        check(c["name"], False, f"{why}; observed: {c['detail'].split('; likely cause: ')[0]}")
-        for c in checks
-    ]
+    """Every check fails for `why`; what each saw stays in its detail, before the likely cause
+    (likely_causes() reads everything after "likely cause: " as causes)."""
+    head, _, cause = why.partition("; likely cause: ")
+    gated = []
+    for c in checks:
+        seen = c["detail"].split("; likely cause: ")[0]
+        gated.append(check(c["name"], False, f"{head}; observed: {seen}; likely cause: {cause}"))
+    return gated
 
 
 def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:

@@ -144,3 +144,22 @@ def test_an_abort_after_the_script_returned_or_in_destroy_is_the_runtimes(tmp_pa
     assert note is not None and note.startswith("rank 1 inside destroy_process_group aborted")
     (observe / "saves-rank1.jsonl").write_text('{"event": "killed", "pstep": 3}\n')
     assert teardown_aborts(observe, [0, 1]) is None  # an injected fault is never excused
+
+
+def test_a_phase_without_optimizer_steps_fails_each_check_keeping_what_it_saw():
+    from trainer_lab.grading.grader import gate, likely_causes
+    from trainer_lab.usercode.verdict import check
+
+    why = "no optimizer step seen (single exited 0 without one); likely cause: no torch.optim step"
+    checks = [
+        check("skeleton.exits", True, "exit 0 in 1.0 s"),
+        check("skeleton.loss_falls", False, "loss 1 -> 1; likely cause: the learning rate"),
+    ]
+    gated = gate(checks, why)
+    assert [c["passed"] for c in gated] == [False, False]
+    assert gated[0]["detail"] == (
+        "no optimizer step seen (single exited 0 without one); observed: exit 0 in 1.0 s; "
+        "likely cause: no torch.optim step"
+    )
+    assert "observed: loss 1 -> 1; likely cause: no torch.optim step" in gated[1]["detail"]
+    assert likely_causes(gated) == ["no torch.optim step"]  # what was observed is no cause
