@@ -6,7 +6,11 @@ SPEC = ExerciseSpec(
     topic="checkpointing",
     summary="save(state, ckpt_dir, step) and latest(ckpt_dir): a process killed in the middle "
     "of save must leave the previous checkpoint readable, latest must return the newest "
-    "complete one (never a half-written file), and the next save must still work.",
+    "complete one (never a half-written file), and the next save must still work. The commit "
+    "must also survive a power cut (the data fsynced before it is committed, a rename made "
+    "durable by fsyncing the directory), save must not leak file descriptors, and latest must "
+    "return None when there is no checkpoint yet (no directory, an empty one, or only a killed "
+    "save's leftovers).",
     file="commit.py",
     checks=(
         ("roundtrip", "after saves of steps 8, 9 and 10, latest returns step 10's state"),
@@ -20,6 +24,18 @@ SPEC = ExerciseSpec(
             "saves_after_crash",
             "after the crash, saving step 11 again works and latest returns it",
         ),
+        (
+            "durable_commit",
+            "os.fsync / os.replace / os.rename are watched during a save: every file it writes is "
+            "fsynced at its full size (flushed first) before the rename that commits it, and the "
+            "directory is fsynced after that rename",
+        ),
+        ("no_fd_leak", "50 saves leave as many file descriptors open as before"),
+        (
+            "fresh_start",
+            "latest returns None on a directory that does not exist, an empty one, and one that "
+            "holds only what a save killed mid-write left behind",
+        ),
     ),
     hints=(
         "A rename within one directory is atomic (os.replace): write the whole file under a "
@@ -27,9 +43,11 @@ SPEC = ExerciseSpec(
         "new one, never half of one.",
         "latest must only look at committed names (skip the temporary ones), and the committed "
         "ones sort by step: compare step numbers, not strings ('step-10' < 'step-9').",
-        "Flush and os.fsync the file before the rename, and never delete the old checkpoint "
-        "before the new one is committed. A crash can leave a stale temporary file behind: the "
-        "next save must overwrite it, not trip over it.",
+        "Flush and os.fsync the file before the rename (a kill keeps what the kernel holds, a "
+        "power cut does not), then fsync the directory (os.open it read-only, os.fsync, "
+        "os.close) so the rename itself is on disk. Never delete the old checkpoint before the "
+        "new one is committed. A crash can leave a stale temporary file behind: the next save "
+        "must overwrite it, and latest must return None if that is all there is.",
     ),
     world_size=0,
 )

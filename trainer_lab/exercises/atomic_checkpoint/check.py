@@ -10,13 +10,27 @@ writes. So survives_crash also kills the save of step 11 at every point, on a co
 directory: before each of its file operations (an open for writing, a rename, a remove, a copy,
 a mkdir ... seen through Python's audit hooks), and in the first write after each of them
 (the file-size limit armed at that point, at 1 byte and at half a checkpoint). After each kill
-latest() must return step 10's complete state, or step 11's once its save was committed."""
+latest() must return step 10's complete state, or step 11's once its save was committed.
+
+A kill does not lose what the kernel already holds, so the durability of the commit (against a
+power cut) is checked by watching the save, on a fresh directory: os.fsync, os.replace and
+os.rename are wrapped in this process, and each call records what it saw (the inode and size of
+the file fsynced, the file renamed). Every non-empty file the save wrote must have been fsynced
+at its full size (a short fsync means bytes were still in Python's buffer: no flush) before the
+save's last rename, which commits it, and the destination's directory fsynced after that rename.
+A save that commits without a rename (say, by creating a marker file) is held only to the fsync
+of its data. Then no_fd_leak counts this process's open file descriptors before and after many
+saves, and fresh_start calls latest() on a directory that does not exist, an empty one, and one
+that holds only what a save killed mid-write left there: each must return None."""
 
 import os
 import resource
 import shutil
 import signal
+import stat
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +48,13 @@ MUTATING = {
     "os.symlink", "shutil.copyfile", "shutil.move", "shutil.rmtree", "shutil.copytree",
 }  # fmt: skip
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+LEAK_SAVES = 50  # saves counted by no_fd_leak
+WRAPPED = ("fsync", "replace", "rename")  # os functions durable_commit watches
 
 
-def _state(step: int) -> dict[str, Any]:
+def _state(step: int, size: int = SIZE) -> dict[str, Any]:
     g = torch.Generator().manual_seed(step)
-    return {"step": step, "model": {"w": torch.randn(SIZE, SIZE, generator=g)}}
+    return {"step": step, "model": {"w": torch.randn(size, size, generator=g)}}
 
 
 def _is_state(got: Any, step: int) -> bool:
@@ -205,6 +221,214 @@ def _every_point(ctx: Ctx, ckpt_dir: Path, half: int) -> str:
     return ""
 
 
+Ident = tuple[int, int]  # (st_dev, st_ino)
+
+
+def _files(root: Path) -> dict[Ident, tuple[str, int, int]]:
+    """Regular files under `root`: (dev, inode) -> (path relative to root, size, mtime_ns)."""
+    found: dict[Ident, tuple[str, int, int]] = {}
+    for p in root.rglob("*") if root.is_dir() else ():
+        try:
+            st = p.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found[(st.st_dev, st.st_ino)] = (str(p.relative_to(root)), st.st_size, st.st_mtime_ns)
+    return found
+
+
+@contextmanager
+def _watch(user: Any, calls: list[dict[str, Any]]) -> Iterator[None]:
+    """Wrap os.fsync, os.replace and os.rename (also where the user's module imported them by
+    name) so each call appends what it saw to `calls`; restores them on exit."""
+    originals = {name: getattr(os, name) for name in WRAPPED}
+
+    def fsync(fd: Any) -> None:
+        try:
+            st = os.fstat(fd if isinstance(fd, int) else fd.fileno())
+            calls.append({"op": "fsync", "id": (st.st_dev, st.st_ino), "size": st.st_size,
+                          "dir": stat.S_ISDIR(st.st_mode)})  # fmt: skip
+        except (OSError, AttributeError, ValueError):
+            pass
+        originals["fsync"](fd)
+
+    def renamer(name: str) -> Callable[..., None]:
+        def rename(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+            record: dict[str, Any] = {"op": "rename", "src": os.fsdecode(src),
+                                      "dst": os.fsdecode(dst), "id": None}  # fmt: skip
+            try:
+                st = os.stat(src)
+                record["id"] = (st.st_dev, st.st_ino)
+            except (OSError, TypeError, ValueError):
+                pass
+            originals[name](src, dst, *args, **kwargs)
+            calls.append(record)
+
+        return rename
+
+    wrappers = {"fsync": fsync, "replace": renamer("replace"), "rename": renamer("rename")}
+    aliased = {
+        key: wrappers[name]
+        for key, value in vars(user).items()
+        for name, original in originals.items()
+        if value is original
+    }
+    saved = {key: getattr(user, key) for key in aliased}
+    try:
+        for name, wrapper in wrappers.items():
+            setattr(os, name, wrapper)
+        for key, wrapper in aliased.items():
+            setattr(user, key, wrapper)
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(os, name, original)
+        for key, original in saved.items():
+            setattr(user, key, original)
+
+
+def _call_text(call: dict[str, Any]) -> str:
+    if call["op"] == "rename":
+        return f"rename {os.path.basename(call['src'])} -> {os.path.basename(call['dst'])}"
+    return "fsync(a directory)" if call["dir"] else f"fsync(a file of {call['size']:,} B)"
+
+
+def _durable_commit(ctx: Ctx) -> tuple[bool, str]:
+    """Save a step into a directory that already holds one, watching its fsyncs and renames."""
+    save = ctx.attr("save")
+    ckpt_dir = ctx.scratch / "durable"
+    step = 2
+    try:
+        save(_state(1), str(ckpt_dir), 1)
+        before = _files(ckpt_dir)
+        calls: list[dict[str, Any]] = []
+        with _watch(ctx.user, calls):
+            save(_state(step), str(ckpt_dir), step)
+    except Exception as error:
+        return False, f"save() raised {where(error, ctx.user_file)}; cannot watch its commit"
+    written = {
+        ident: (name, size)
+        for ident, (name, size, mtime) in _files(ckpt_dir).items()
+        if size > 0 and before.get(ident) != (name, size, mtime)
+    }
+    renames = [i for i, c in enumerate(calls) if c["op"] == "rename"]
+    commit = renames[-1] if renames else len(calls)
+    seen = "; ".join(_call_text(c) for c in calls) or "no os.fsync, os.replace or os.rename"
+    where_commit = "before the rename that commits it" if renames else "before save() returns"
+    for ident, (name, size) in sorted(written.items(), key=lambda item: item[1]):
+        synced = [c for c in calls[:commit] if c["op"] == "fsync" and c["id"] == ident]
+        later = [c for c in calls[commit:] if c["op"] == "fsync" and c["id"] == ident]
+        if any(c["size"] == size for c in synced):
+            continue
+        if synced:
+            short = max(c["size"] for c in synced)
+            return False, (
+                f"save() of step {step} fsynced {name} when it held {short:,} of its {size:,} B; "
+                f"expected all of its bytes on disk {where_commit}, so that a power cut cannot "
+                f"leave the committed name on a short file. Likely cause: no f.flush() before "
+                f"os.fsync(f.fileno()): the rest was still in Python's buffer. It called: {seen}"
+            )
+        if later:
+            return False, (
+                f"save() of step {step} fsynced {name} only after the rename that commits it; "
+                f"expected its bytes on disk before it, or a power cut in between leaves the "
+                f"committed name on an empty or partial file. Likely cause: os.fsync after "
+                f"os.replace instead of before. It called: {seen}"
+            )
+        return False, (
+            f"save() of step {step} wrote {name} ({size:,} B) but never fsynced it; expected it "
+            f"flushed and os.fsync'ed {where_commit}: after a power cut the committed name can "
+            f"point at an empty or partial file. Likely cause: no f.flush() and "
+            f"os.fsync(f.fileno()) before the commit. It called: {seen}"
+        )
+    if renames:
+        last = calls[commit]
+        try:
+            st = os.stat(os.path.dirname(os.path.abspath(last["dst"])))
+            folder: Ident | None = (st.st_dev, st.st_ino)
+        except OSError:
+            folder = None
+        if not any(c["op"] == "fsync" and c["dir"] and c["id"] == folder for c in calls[commit:]):
+            return False, (
+                f"save() of step {step} committed with rename {os.path.basename(last['src'])} -> "
+                f"{os.path.basename(last['dst'])} but never fsynced the directory after it; "
+                f"expected an os.fsync of the directory (os.open(ckpt_dir, os.O_RDONLY)) after the "
+                f"rename: until then the rename itself can be lost in a power cut. Likely cause: "
+                f"no directory fsync after os.replace. It called: {seen}"
+            )
+    names = ", ".join(name for name, _ in written.values())
+    return True, (
+        f"save() of step {step} fsyncs the checkpoint's bytes ({names}) before it commits"
+        + (" and fsyncs the directory after the rename" if renames else "")
+    )
+
+
+def _open_fds() -> int:
+    if os.path.isdir("/proc/self/fd"):
+        return len(os.listdir("/proc/self/fd"))
+    count = 0
+    for fd in range(min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 65536)):
+        try:
+            os.fstat(fd)
+            count += 1
+        except OSError:
+            pass
+    return count
+
+
+def _no_fd_leak(ctx: Ctx) -> tuple[bool, str]:
+    save = ctx.attr("save")
+    ckpt_dir = ctx.scratch / "fds"
+    try:
+        save(_state(0, 8), str(ckpt_dir), 0)  # the first save may open what stays open
+        before = _open_fds()
+        for step in range(1, LEAK_SAVES + 1):
+            save(_state(step, 8), str(ckpt_dir), step)
+        after = _open_fds()
+    except Exception as error:
+        return False, f"save() raised {where(error, ctx.user_file)} during {LEAK_SAVES} saves"
+    if after > before:
+        return False, (
+            f"{LEAK_SAVES} saves left {after - before} more file descriptors open ({before} "
+            f"before, {after} after); expected as many as before. Likely cause: a descriptor "
+            f"opened in save() with os.open (say, the directory's, for its fsync) is never "
+            f"os.close'd: a long run hits 'Too many open files'"
+        )
+    return True, f"{LEAK_SAVES} saves leave the number of open file descriptors as it was"
+
+
+def _fresh_start(ctx: Ctx, half: int) -> tuple[bool, str]:
+    folders: list[tuple[str, Path]] = [
+        ("a directory that does not exist (a fresh job's first start)", ctx.scratch / "never"),
+    ]
+    empty = ctx.scratch / "empty"
+    empty.mkdir(exist_ok=True)
+    folders.append(("an empty directory", empty))
+    leftover = ctx.scratch / "leftover"
+    leftover.mkdir(exist_ok=True)
+    problem, _ = _crash_during_save(ctx, leftover, half)
+    if not problem and any(leftover.rglob("*")):
+        folders.append((f"a directory holding only what a save killed mid-write left "
+                        f"({_listing(leftover)})", leftover))  # fmt: skip
+    for what, folder in folders:
+        got, error = _latest(ctx, folder)
+        if error or got is not None:
+            cause = (
+                "latest() lists or reads the directory without first checking that it exists"
+                if not folder.exists()
+                else "latest() takes the newest of no committed checkpoints (max() of nothing), "
+                "or reads a file that was never committed"
+            )
+            return False, (
+                f"latest() on {what} {_outcome(got, error)}; expected None (no checkpoint yet). "
+                f"Likely cause: {cause}"
+            )
+    return True, (
+        "latest() returns None on a missing directory, an empty one"
+        + (" and one holding only a killed save's leftovers" if len(folders) == 3 else "")
+    )
+
+
 def run(ctx: Ctx) -> None:
     save = ctx.attr("save")
     ckpt_dir = ctx.scratch / "ckpt"
@@ -265,3 +489,10 @@ def run(ctx: Ctx) -> None:
     else:
         detail = f"after the crash, step {NEXT} saves again and latest() returns it"
     ctx.check("saves_after_crash", ok, detail)
+
+    ok, detail = _durable_commit(ctx)
+    ctx.check("durable_commit", ok, detail)
+    ok, detail = _no_fd_leak(ctx)
+    ctx.check("no_fd_leak", ok, detail)
+    ok, detail = _fresh_start(ctx, limit)
+    ctx.check("fresh_start", ok, detail)

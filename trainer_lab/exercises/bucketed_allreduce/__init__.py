@@ -10,7 +10,11 @@ SPEC = ExerciseSpec(
     file="buckets.py",
     checks=(
         ("matches_reference", "the parameters equal one process training on the whole batch"),
-        ("bucket_count", "one all-reduce per bucket of <= bucket_bytes, not one per parameter"),
+        (
+            "bucket_count",
+            "one all-reduce per bucket of <= bucket_bytes, not one per parameter; a bucket that "
+            "the gradients fill exactly is launched whole",
+        ),
         ("overlaps_backward", "the first all-reduce starts while gradients are still arriving"),
     ),
     hints=(

@@ -1,7 +1,13 @@
 """bucketed-allreduce: 3 SGD steps of a 4-layer MLP (8 parameters, 3332 bytes of gradients) with
 1100-byte buckets. The checker wraps torch.distributed.all_reduce to count the calls and their
 bytes, and its own gradient hooks (registered before the user's) count the gradients ready at
-each launch; the reference is one process training on all ranks' data."""
+each launch; the reference is one process training on all ranks' data.
+
+bucket_count also runs one step with buckets of each of EXACT's sizes, which the gradients fill
+exactly (they arrive as 4, 64, 64, 1024, 64, 1024, 64, 1024 bytes): 1156 bytes is filled by the
+first four, 1088 by the second and the third bucket. The all-reduces must carry what packing the
+gradients in their arrival order gives (a full bucket launched whole); an off-by-one in a
+bucket's fill, at the start or after a launch, splits one."""
 
 import math
 
@@ -20,6 +26,19 @@ from trainer_lab.exercises._checker.kit import (
 )
 
 STEPS, BUCKET, LR = 3, 1100, 0.1
+EXACT = (4 + 64 + 64 + 1024, 1024 + 64)  # bucket sizes that the gradients fill exactly
+
+
+def _packed(sizes: list[int], cap: int) -> list[int]:
+    """Bucket sizes when gradients of `sizes` bytes join the open bucket in that order and a
+    bucket is launched when the next one would not fit."""
+    buckets, size = [], 0
+    for n in sizes:
+        if size and size + n > cap:
+            buckets.append(size)
+            size = 0
+        size += n
+    return [*buckets, size] if size else buckets
 
 
 def run(ctx: Ctx) -> None:
@@ -42,6 +61,7 @@ def run(ctx: Ctx) -> None:
     if getattr(ctx.user, "all_reduce", None) is real:  # `from torch.distributed import all_reduce`
         ctx.user.all_reduce = counting
     per_step: list[list[tuple[int, int]]] = []
+    exact: list[tuple[int, list[int], list[int]]] = []  # (bucket, arrivals, all-reduces)
     try:
         hooks = ctx.call(cls, model, BUCKET)
         opt = torch.optim.SGD(params, lr=LR)
@@ -54,6 +74,19 @@ def run(ctx: Ctx) -> None:
             ctx.call(hooks.wait)
             opt.step()
             per_step.append(calls[before:])
+        for cap in EXACT:
+            other = tiny_mlp(depth=4)
+            arrived: list[int] = []  # gradient bytes in arrival order (hooks before the user's)
+            for p in other.parameters():
+                p.register_post_accumulate_grad_hook(
+                    lambda q, seen=arrived: seen.append(q.grad.numel() * q.grad.element_size())
+                )
+            other_hooks = ctx.call(cls, other, cap)
+            before = len(calls)
+            x, y = data[ctx.rank][0]
+            ctx.call(nn.functional.mse_loss(other(x), y).backward)
+            ctx.call(other_hooks.wait)
+            exact.append((cap, arrived, [b for b, _ in calls[before:]]))
     finally:
         dist.all_reduce = real
 
@@ -103,6 +136,20 @@ def run(ctx: Ctx) -> None:
         detail += ". Likely cause: some gradients are never all-reduced (a bucket not launched)"
     elif not ok:
         detail += ". Likely cause: buckets are launched before they are full"
+    for cap, arrived, got in exact:
+        want = _packed(arrived, cap)
+        if ok and got != want:
+            ok = False
+            detail += (
+                f". With {cap}-byte buckets the all-reduces carried {got} bytes; the gradients "
+                f"arrived as {arrived} bytes, so a bucket is filled exactly and packing them in "
+                f"that order gives {want}. Likely cause: an off-by-one in a bucket's fill (the "
+                "size starts at 1, at the start or after a launch, or a full bucket counts as "
+                "overflowing: >= instead of >)"
+            )
+    if ok:
+        detail += f"; buckets of {' and '.join(map(str, EXACT))} bytes that the gradients fill "
+        detail += "exactly are launched whole"
     ctx.check("bucket_count", ok, detail)
 
     firsts = [s[0][1] if s else None for s in per_step]

@@ -10,7 +10,11 @@ SPEC = ExerciseSpec(
     checks=(
         ("no_hang", "should_stop returns on every rank, for every case"),
         ("ranks_agree", "every rank returns the same decision"),
-        ("uses_the_mean", "the decision is mean over ranks < threshold"),
+        (
+            "uses_the_mean",
+            "the decision is mean over ranks < threshold (a mean equal to the threshold is not "
+            "below it)",
+        ),
     ),
     hints=(
         "Which ranks reach the all_reduce? Only those whose own loss is below the threshold.",

@@ -7,7 +7,10 @@ SPEC = ExerciseSpec(
     summary="ResumableLoader(dataset, batch_size): this rank's batches of an epoch, with "
     "state_dict() / load_state_dict() so that a loader restored after a restart at step K "
     "continues with exactly the samples not yet seen: no replay, no skip. set_epoch(e) "
-    "starts epoch e from its beginning, also on a loader that lives across epochs.",
+    "starts epoch e from its beginning, also on a loader that lives across epochs. Each "
+    "epoch is a new shuffle (the order depends on the seed and the epoch), batches hold "
+    "batch_size ids (an epoch's last may hold fewer), and a new loader never given set_epoch "
+    "is at the start of epoch 0 and saves and resumes like any other.",
     file="resumable.py",
     checks=(
         (
@@ -21,6 +24,16 @@ SPEC = ExerciseSpec(
             "next_epoch",
             "set_epoch on a loader that lives on (after a full, a resumed, or an abandoned "
             "epoch) starts the new epoch from its beginning",
+        ),
+        ("new_order", "epoch 2 visits this rank's ids in another order than epoch 1"),
+        (
+            "batch_shape",
+            "every batch holds batch_size ids, except an epoch's last, which may hold fewer",
+        ),
+        (
+            "resume_without_set_epoch",
+            "a loader never given set_epoch (epoch 0) stopped at step K, saved and resumed "
+            "gives the same ids as one given set_epoch(0)",
         ),
     ),
     hints=(

@@ -5,7 +5,8 @@ SPEC = ExerciseSpec(
     title="Partition the data with DistributedSampler and set_epoch",
     topic="data loading",
     summary="Write epoch_batches(dataset, epoch, batch_size, loader_state): yield this rank's "
-    "batches for one epoch so that the ranks split every epoch, in a new order each epoch. "
+    "batches of batch_size ids (an epoch's last may hold fewer) for one epoch so that the "
+    "ranks split every epoch, in a new order each epoch. "
     "Every rank gets the same number of ids: when the dataset's size N is not a multiple of "
     "the number of ranks W, pad like DistributedSampler's default (drop_last=False): each rank "
     "gets ceil(N / W) ids, the few extra ones repeat ids of the epoch, and no id is dropped.",
@@ -18,6 +19,10 @@ SPEC = ExerciseSpec(
         ),
         ("new_order", "epoch 1 visits the ids in another order than epoch 0"),
         ("same_split_per_epoch", "a rerun of the same epoch gives each rank the same ids"),
+        (
+            "batch_shape",
+            "every batch holds batch_size ids, except an epoch's last, which may hold fewer",
+        ),
     ),
     hints=(
         "torch.utils.data.distributed.DistributedSampler(dataset, shuffle=True, seed=...) gives "

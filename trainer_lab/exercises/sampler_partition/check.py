@@ -24,17 +24,28 @@ class Ids(Dataset):
         return torch.tensor(i)
 
 
-def _ids(ctx: Ctx, fn, epoch: int, state: dict) -> list[int]:
+def _ids(ctx: Ctx, fn, epoch: int, state: dict, shapes: list[list[int]] | None = None) -> list[int]:
     got: list[int] = []
+    sizes = []
     for batch in ctx.call(lambda: list(fn(Ids(), epoch, BATCH, state))):
-        got.extend(int(i) for i in torch.as_tensor(batch).reshape(-1))
+        ids = [int(i) for i in torch.as_tensor(batch).reshape(-1)]
+        got.extend(ids)
+        sizes.append(len(ids))
+    if shapes is not None:
+        shapes.append(sizes)
     return got
+
+
+def _bad_batches(sizes: list[int]) -> bool:
+    """Every batch but the last holds BATCH ids; the last holds 1 to BATCH."""
+    return any(n != BATCH for n in sizes[:-1]) or bool(sizes and not 0 < sizes[-1] <= BATCH)
 
 
 def run(ctx: Ctx) -> None:
     fn = ctx.attr("epoch_batches")
     state: dict = {}
-    epochs = [_ids(ctx, fn, e, state) for e in (0, 1)]
+    shapes: list[list[int]] = []  # ids per batch, per epoch
+    epochs = [_ids(ctx, fn, e, state, shapes) for e in (0, 1)]
     again = _ids(ctx, fn, 1, state)
     every = ctx.gather("ids", epochs)
     per_rank = -(-N // ctx.world_size)  # ceil(N / W)
@@ -101,3 +112,19 @@ def run(ctx: Ctx) -> None:
         "Likely cause: the order depends on state that changes between calls (an unseeded or "
         "shared random generator)",
     )
+    bad = [(e, sizes) for e, sizes in enumerate(shapes) if _bad_batches(sizes)]
+    if bad:
+        e, sizes = bad[0]
+        cause = (
+            "batch_size is not passed to the DataLoader (its default is 1)"
+            if set(sizes) == {1}
+            else "the ids are not grouped into batches of batch_size"
+        )
+        detail = (
+            f"epoch {e}: this rank's batches held {sizes[:8]}{'...' if len(sizes) > 8 else ''} "
+            f"ids; expected {BATCH} ids per batch (batch_size={BATCH}), only the epoch's last "
+            f"batch may hold fewer. Likely cause: {cause}"
+        )
+    else:
+        detail = f"batches of {shapes[0]} ids in epoch 0 (batch_size={BATCH})"
+    ctx.check("batch_shape", not bad, detail)
