@@ -1,6 +1,7 @@
 """Run a lab from another process (torch-free): the API the CLI, TUI and `drill verify` use.
 
-`run_lab` starts `python -m trainer_lab.driver` in a session of its own, streams its progress
+`run_lab` starts `python -m trainer_lab.driver` in a session of its own (forked from the warm
+server on the warm path: trainer_lab.warm.start), streams its progress
 lines to a callback, enforces a hard deadline, honours a cancel Event, and kills every process
 the lab started (driver, torchrun, workers) on timeout or cancel. On cancel the driver first
 gets SIGTERM and CANCEL_GRACE_S to record what it observed so far. It returns the run's
@@ -14,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,12 +26,15 @@ from trainer_lab.catalogue import check_timeout, get_lab, resolve_world_size
 from trainer_lab.catalogue_types import ParamError
 from trainer_lab.procs import PARENT_ENV, Supervised, supervise
 from trainer_lab.result import LabResult, Status, ended_result, read_result, write_result
+from trainer_lab.warm.job import Job
+from trainer_lab.warm.start import LAUNCHER_ENV, Mode, start_process
 
 # Extra time the driver gets beyond the lab deadline to kill its launch and write result.json.
 GRACE_S = 15.0
 # How long a cancelled driver gets to kill its launch and write its result before it is killed.
 CANCEL_GRACE_S = 5.0
 DRIVER_LOG = "driver.log"
+DRIVER = "trainer_lab.driver"
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,10 @@ def run_lab(
     timeout_s: float | None = None,
     on_progress: Callable[[ProgressEvent], None] | None = None,
     cancel: threading.Event | None = None,
+    mode: Mode | None = None,
 ) -> LabResult:
-    """Run lab `name` and return its result.
+    """Run lab `name` and return its result; mode: the warm launcher or a cold driver and
+    torchrun (default trainer_lab.warm.start.default_mode()).
 
     Raises UnknownLabError / ParamError (before starting anything) for a bad name, param,
     world size, timeout or run directory. out_dir defaults to a fresh temporary directory.
@@ -86,10 +90,7 @@ def run_lab(
 
         out_dir = Path(tempfile.mkdtemp(prefix=f"drill-lab-{name}-"))
     prepare_run_dir(out_dir)
-    command = [
-        sys.executable,
-        "-m",
-        "trainer_lab.driver",
+    args = [
         name,
         "--params",
         json.dumps(resolved),
@@ -101,28 +102,27 @@ def run_lab(
         str(timeout),
     ]
     env = {**os.environ, PARENT_ENV: str(os.getpid()), "PYTHONUNBUFFERED": "1"}
+    if mode is not None:  # the driver's launches take the same path
+        env[LAUNCHER_ENV] = mode
     start = time.monotonic()
     lines: list[str] = []
     ended: Supervised | None = None
     try:
         with (out_dir / DRIVER_LOG).open("wb") as log:
-            proc = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                env=env,
-                text=True,
-                start_new_session=True,
-            )
-            reader = threading.Thread(
-                target=_read_progress, args=(proc.stdout, on_progress, lines), daemon=True
-            )
-            reader.start()
-            ended = supervise(
-                proc, start + timeout + GRACE_S, cancel, cancel_grace_s=CANCEL_GRACE_S
-            )
-            reader.join(timeout=5)
+            read_end, write_end = os.pipe()
+            try:
+                proc = start_process(Job(DRIVER, args, env), write_end, log.fileno(), mode)
+            finally:
+                os.close(write_end)
+            with open(read_end, encoding="utf-8", errors="replace") as stdout:
+                reader = threading.Thread(
+                    target=_read_progress, args=(stdout, on_progress, lines), daemon=True
+                )
+                reader.start()
+                ended = supervise(
+                    proc, start + timeout + GRACE_S, cancel, cancel_grace_s=CANCEL_GRACE_S
+                )
+                reader.join(timeout=5)
     finally:
         # Interrupted (e.g. KeyboardInterrupt; supervise killed the tree): still leave a result.
         if ended is None and read_result(out_dir) is None:

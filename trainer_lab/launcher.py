@@ -4,7 +4,9 @@
         --log-dir RUN/logs --redirects 3 -m trainer_lab.train.worker --task MOD:FUNC \
         --spec RUN/spec.json
 
-(started through trainer_lab._torchrun, which is the same module plus PR_SET_PDEATHSIG).
+(started through trainer_lab._torchrun, which is the same module plus PR_SET_PDEATHSIG), or, on
+the warm path (trainer_lab.warm.start), the same arguments given to trainer_lab.warm.agent in a
+process forked from the warm server, whose ranks are forks of a process that imported torch.
 torchrun runs in its own session with stdin closed; on deadline or cancel every descendant is
 frozen and SIGKILLed (see procs.supervise). A failed launch's root cause comes from
 trainer_lab.root_cause: the first rank that really failed, never the timeout noise of the others.
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -33,6 +34,8 @@ from trainer_lab.root_cause import (
     rank_logs,
     read_failures,
 )
+from trainer_lab.warm.job import Job
+from trainer_lab.warm.start import TORCHRUN, Mode, start_process
 
 __all__ = [  # the root-cause names stay importable from here (trainer_lab.usercode.harness)
     "LaunchResult",
@@ -96,7 +99,7 @@ def torchrun_command(
         "--max-restarts",
         str(max_restarts),
         "--monitor-interval",
-        "0.1",
+        "0.05",
         "--log-dir",
         str(log_dir),
         "--redirects",
@@ -136,10 +139,12 @@ def launch(
     max_restarts: int = 0,
     extra_args: tuple[str, ...] = (),
     on_poll: Callable[[], None] | None = None,
+    mode: Mode | None = None,
 ) -> LaunchResult:
     """Run `task` (module:function) on `world_size` ranks via torchrun; never outlives timeout_s.
 
-    on_poll is called about every 50 ms while the job runs (e.g. to stream progress).
+    on_poll is called about every 50 ms while the job runs (e.g. to stream progress). mode picks
+    the warm launcher or torchrun (default: trainer_lab.warm.start.default_mode()).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     spec = {**spec, "run_dir": str(run_dir)}
@@ -148,16 +153,10 @@ def launch(
     command = torchrun_command(
         task, spec_path, world_size, run_dir / "logs", max_restarts, extra_args
     )
+    job = Job(TORCHRUN, command[3:], worker_env(env))
     start = time.monotonic()
     with (run_dir / TORCHRUN_LOG).open("wb") as log:
-        proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=worker_env(env),
-            start_new_session=True,
-        )
+        proc = start_process(job, log.fileno(), mode=mode)
         ended = supervise(proc, start + timeout_s, cancel, on_poll)
     duration = time.monotonic() - start
     trim_run_events(run_dir)  # the ranks are gone: cut what a killed one left after its lines

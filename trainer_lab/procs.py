@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -142,6 +142,17 @@ def reap(pid: int) -> None:
 StopReason = Literal["timeout", "cancelled"]
 
 
+class Waitable(Protocol):
+    """What supervise needs of a process: a Popen, or a warm launcher's process."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
 @dataclass
 class Supervised:
     """How a supervised process ended: stopped by us (`stop`) or on its own (`stop` None)."""
@@ -152,7 +163,7 @@ class Supervised:
 
 
 def supervise(
-    proc: subprocess.Popen[bytes] | subprocess.Popen[str],
+    proc: Waitable,
     deadline: float,
     cancel: threading.Event | None = None,
     on_poll: Callable[[], None] | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -30,8 +31,11 @@ def register(subparsers: Any) -> None:
     lab = subparsers.add_parser(
         "lab",
         help="run labs that check cards' claims against real torch.distributed training",
-        description="Labs launch real torch.distributed processes through torchrun (gloo on "
-        "CPU, NCCL on GPU) and check claims against what happened.",
+        description="Labs launch real torch.distributed processes (gloo on CPU, NCCL on GPU) "
+        "and check claims against what happened. Ranks are forked from a warm launcher built on "
+        "torch.distributed.elastic (torchrun's own machinery) on machines without GPUs; "
+        "--torchrun, TRAINER_LAB_LAUNCHER=torchrun or a GPU machine start them under plain "
+        "torchrun.",
     )
     lab.set_defaults(func=lambda args: _usage(lab))
     sub = lab.add_subparsers(dest="lab_command", metavar="{list,show,run}")
@@ -61,6 +65,12 @@ def register(subparsers: Any) -> None:
     p_run.add_argument("--json", action="store_true", help="print result.json to stdout")
     p_run.add_argument("--out", type=Path, default=None, help="run directory")
     p_run.add_argument("--timeout", type=float, default=None, help="deadline in seconds")
+    p_run.add_argument(
+        "--torchrun",
+        action="store_true",
+        help="start the driver and every launch cold, under plain torchrun, instead of forking "
+        "ranks from the warm launcher (what multi-node runs use; same checks, slower start)",
+    )
     p_run.set_defaults(func=cmd_run)
 
 
@@ -158,6 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from trainer_lab.catalogue_types import ParamError
     from trainer_lab.devices import backend_choice
     from trainer_lab.result import EXIT_FOR_STATUS
+    from trainer_lab.warm.start import LAUNCHER_ENV
 
     try:
         spec = get_lab(args.name)
@@ -170,6 +181,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _error(str(error))
     except OSError as error:  # the default run directory's parent (DRILL_HOME) is unusable
         return _error(f"cannot create a run directory: {error.strerror or error}")
+    if args.torchrun:  # the driver and every launch it makes, here and in its children
+        os.environ[LAUNCHER_ENV] = "torchrun"
     header = f"{spec.name} · world size {world_size} · {backend_choice(world_size)}"
     print(header, file=sys.stderr if args.json else sys.stdout, flush=True)
     recorder = RunRecorder("lab", notify=_notice)

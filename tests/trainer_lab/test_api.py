@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import REPO
+from tests.support.procs import left_behind, started_by
 from trainer_lab.api import ProgressEvent, run_lab
 from trainer_lab.catalogue_types import ParamError
-from trainer_lab.procs import PARENT_ENV, descendants, is_alive, wait_gone
+from trainer_lab.procs import PARENT_ENV, is_alive, wait_gone
 
 pytestmark = pytest.mark.lab
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.lab
 def _wait_for_tree(root: int, count: int, stop: threading.Event, seen: set[int]) -> bool:
     """Collect root's descendants until at least `count` exist (driver's tree is up)."""
     while not stop.is_set():
-        tree = descendants(root)
+        tree = started_by(root)
         seen.update(tree)
         if len(tree) >= count:
             return True
@@ -79,10 +80,10 @@ def test_cancel_kills_driver_torchrun_and_workers(tmp_path: Path) -> None:
 
 
 def test_lab_deadline_gives_timeout_and_leaves_nothing(tmp_path: Path) -> None:
-    result = run_lab("resume", {}, 2, tmp_path, timeout_s=3)
+    result = run_lab("resume", {}, 2, tmp_path, timeout_s=0.5)
     assert result["status"] == "timeout"
     assert "deadline" in result["error"]["message"]
-    assert descendants(os.getpid()) == []
+    assert left_behind() == []
 
 
 def test_killing_the_launching_process_takes_torchrun_and_workers_with_it(

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.procs import started_by
 from trainer_lab.launcher import launch
-from trainer_lab.procs import descendants, is_alive
+from trainer_lab.procs import is_alive
 
 pytestmark = pytest.mark.lab
 
@@ -47,7 +48,7 @@ def test_hang_hits_the_deadline_and_no_process_survives(tmp_path: Path) -> None:
 
     def watch() -> None:  # record every process the launch starts, while it runs
         while not stop.is_set():
-            seen.update(descendants(os.getpid()))
+            seen.update(started_by(os.getpid()))
             stop.wait(0.05)
 
     watcher = threading.Thread(target=watch)

@@ -19,7 +19,7 @@ from pathlib import Path
 from trainer_lab.exercises.protocol import ENTRY_SCRIPT, ENTRY_SOURCE, checks_file
 from trainer_lab.exercises.spec import ExerciseSpec
 from trainer_lab.result import Check, LabResult
-from trainer_lab.usercode.evidence import read_jsonl
+from trainer_lab.usercode.evidence import read_jsonl, script_ended
 from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
 from trainer_lab.usercode.source import read_script, syntax_error
@@ -43,11 +43,17 @@ def merge_checks(spec: ExerciseSpec, run: ScriptRun) -> tuple[list[Check], list[
                 entry = (rank, record["passed"], str(record.get("detail", "")))
                 seen.setdefault(record["check"], []).append(entry)
     why = errors[0] if errors else run.summary()
+    stopped = [] if run.status == "ok" else stopped_ranks(run)
     checks: list[Check] = []
     for name in spec.check_names():
         found = seen.get(name)
         if not found:
             checks.append(check(name, False, f"not reached: {why}"))
+            continue
+        missing = [r for r in stopped if r not in {f[0] for f in found}]
+        if missing:  # a rank that failed or hung never judged this: no pass on the others' word
+            where = f"rank {missing[0]}" if run.launch.world_size else "the run"
+            checks.append(check(name, False, f"not reached on {where}: {why}"))
             continue
         failing = [f for f in found if not f[1]]
         rank, _, detail = failing[0] if failing else found[0]
@@ -55,6 +61,15 @@ def merge_checks(spec: ExerciseSpec, run: ScriptRun) -> tuple[list[Check], list[
             detail = f"rank {rank}: {detail}"
         checks.append(check(name, not failing, detail))
     return checks, errors
+
+
+def stopped_ranks(run: ScriptRun) -> list[int]:
+    """Ranks that did not return from the script with status 0 (failed, killed or hung)."""
+    stopped = []
+    for rank in run.ranks():
+        if script_ended(run.observe_dir, rank) != 0:
+            stopped.append(rank)
+    return stopped
 
 
 def check_exercise(

@@ -122,6 +122,10 @@ class LaunchPlan:
     tear_write: int = 1  # the k-th file written after tear_after_step is torn
     tear_rank: int | None = None  # only on this rank (None: on every rank)
     data_variant: str | None = None  # the given dataset draws other data (drill_data._variant)
+    # Runs are forked from the warm launcher, except one under real torchrun: the runs that
+    # continue from it (resume, tears) are compared with it step by step, so a script that could
+    # tell the two apart fails there.
+    under_torchrun: bool = False
 
 
 CKPT_EVERY = 4
@@ -133,7 +137,7 @@ LAUNCHES: dict[str, LaunchPlan] = {
     for plan in (
         LaunchPlan("single", 0, steps=24, ckpt_every=8),
         LaunchPlan("single-other-data", 0, steps=8, ckpt_every=8, data_variant="constant"),
-        LaunchPlan("w2", 2, steps=16, ckpt_every=CKPT_EVERY),
+        LaunchPlan("w2", 2, steps=16, ckpt_every=CKPT_EVERY, under_torchrun=True),
         LaunchPlan("w3", 3, steps=10, ckpt_every=CKPT_EVERY, data_variant="constant"),
         LaunchPlan("kill", 2, 16, CKPT_EVERY, kill=(1, RESTART_KILLED_AFTER)),
         LaunchPlan("resume", 2, 16, CKPT_EVERY, continues="kill"),

@@ -106,6 +106,8 @@ def to_launch(plan: LaunchPlan, script: Path, out_dir: Path, timeout_s: float) -
             tear_rank=plan.tear_rank,
         ),
         data_variant=plan.data_variant,
+        launcher="torchrun" if plan.under_torchrun else None,
+        watch_progress=True,  # a hang ends once no rank makes progress, not at the deadline
     )
 
 
@@ -291,9 +293,21 @@ def grade_script(
     }
     if cancel is not None and cancel.is_set():
         result["status"] = "cancelled"
-    return _finish(result, out_dir, start)
+    return _finish(result, out_dir, start, hang_causes(runs))
 
 
-def _finish(result: LabResult, out_dir: Path, start: float) -> Grading:
-    causes = {"likely_causes": likely_causes(result["checks"])}
-    return Grading(finish(result, out_dir, start, causes), out_dir)
+def hang_causes(runs: dict[str, ScriptRun]) -> list[str]:
+    """The likely causes of the runs stopped as hangs (no rank made progress): the check
+    details quote such a run's summary, which names its cause without "likely cause: "."""
+    causes: list[str] = []
+    for name in sorted(runs):
+        stall = runs[name].stall
+        if stall is not None and stall.likely_cause() not in causes:
+            causes.append(stall.likely_cause())
+    return causes
+
+
+def _finish(result: LabResult, out_dir: Path, start: float, first: Iterable[str] = ()) -> Grading:
+    causes = list(first)
+    causes += [c for c in likely_causes(result["checks"]) if c not in causes]
+    return Grading(finish(result, out_dir, start, {"likely_causes": causes}), out_dir)

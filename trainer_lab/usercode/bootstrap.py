@@ -91,10 +91,13 @@ def main(argv: list[str]) -> int:
 
     from trainer_lab.usercode.fswatch import FsWatch
     from trainer_lab.usercode.recorder import Recorder  # torch: after the limits are set
+    from trainer_lab.usercode.teardown import TeardownGuard
 
     recorder = Recorder(observe_dir, rank, dict(os.environ))
     recorder.install()
     FsWatch(recorder, dict(os.environ)).install()
+    guard = TeardownGuard(observe_dir, rank, os.getpid())
+    guard.install()
     crash = open(observe_dir / protocol.crash_file(rank, os.getpid()), "w")  # noqa: SIM115
     faulthandler.enable(file=crash, all_threads=True)
     sys.argv = [str(script), *argv[1:]]
@@ -109,6 +112,7 @@ def main(argv: list[str]) -> int:
             dataset._variant = os.environ.get(protocol.DATA_VARIANT_ENV)
         runpy.run_path(str(script), run_name="__main__")
     except SystemExit as error:
+        guard.disarm()
         code = error.code
         if code not in (None, 0):
             if not isinstance(code, int):
@@ -119,9 +123,11 @@ def main(argv: list[str]) -> int:
         write_end(observe_dir, rank, code)
         return code
     except BaseException as error:
+        guard.disarm()
         write_failure(run_dir, rank, error, script)
         traceback.print_exc()
         return 1
+    guard.disarm()
     write_end(observe_dir, rank, 0)
     return 0
 

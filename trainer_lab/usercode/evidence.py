@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer_lab.usercode import protocol
+from trainer_lab.usercode.protocol import TEARDOWN_S
 
 READ_CAP_BYTES = 2 * 1024**2  # of any one file
 
@@ -231,15 +232,20 @@ def script_ended(observe_dir: Path, rank: int) -> int | None:
 
 
 def teardown_aborts(observe_dir: Path, ranks: list[int]) -> str | None:
-    """A note when a failed run's only failures are aborts in the runtime's shutdown: every rank
-    either returned 0 from the script, or aborted (SIGABRT) inside destroy_process_group or after
-    the script returned; no fault was injected. None otherwise (the failure is the script's)."""
+    """A note when a failed run's only failures are the runtime's shutdown races: every rank
+    either returned 0 from the script, aborted (SIGABRT) inside destroy_process_group or after
+    the script returned, or was ended by the teardown guard while stuck after destroying its
+    group; no fault was injected. None otherwise (the failure is the script's)."""
     if any(e["event"] in ("killed", "torn") for e in save_events(observe_dir, ranks)):
         return None
     aborted: list[str] = []
+    hung: list[str] = []
     for rank in ranks:
         dumps = crash_dumps(observe_dir, rank)
         ended = script_ended(observe_dir, rank)
+        if ended is None and teardown_dumps(observe_dir, rank):
+            hung.append(f"rank {rank}")
+            continue
         if not dumps:
             if ended != 0:
                 return None
@@ -252,9 +258,28 @@ def teardown_aborts(observe_dir: Path, ranks: list[int]) -> str | None:
             aborted.append(f"rank {rank} inside destroy_process_group")
         else:
             return None
-    if not aborted:
+    notes = []
+    if aborted:
+        notes.append(f"{', '.join(aborted)} aborted (SIGABRT, '{ABORT_TEXT}')")
+    if hung:
+        notes.append(
+            f"{', '.join(hung)} stuck {TEARDOWN_S:.0f} s in gloo's teardown after "
+            "destroy_process_group (the group's destructor waiting on its own thread) and ended"
+        )
+    if not notes:
         return None
     return (
-        f"{', '.join(aborted)} aborted (SIGABRT, '{ABORT_TEXT}'): gloo's shutdown race after "
-        "the script's work was done, not counted against it"
+        f"{'; '.join(notes)}: gloo's shutdown race after the script's work was done, not "
+        "counted against it"
     )
+
+
+def teardown_dumps(observe_dir: Path, rank: int) -> list[str]:
+    """Stacks the teardown guard (teardown.py) wrote when it ended a rank stuck after
+    destroy_process_group (empty files: armed, never fired)."""
+    found = []
+    for path in sorted(observe_dir.glob(f"teardown-rank{rank}-*.txt")):
+        text, _ = read_capped(path, 256 * 1024)
+        if text.strip():
+            found.append(text)
+    return found

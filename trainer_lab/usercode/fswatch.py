@@ -1,10 +1,11 @@
 """File-level observation of checkpoint writes and of the optimizer, beside recorder.py (torch).
 
 - every file opened for writing inside the checkpoint dir (builtins.open / io.open, which
-  pathlib, shutil, numpy and DCP use; os.open), and every `torch.save` to a path there, is a
-  "write" record with the optimizer step it followed; `os.fsync` / `os.fdatasync` of such a
-  file (or of the dir) is an "fsync" record. A save that serializes into a BytesIO and writes
-  the bytes itself is seen like a `torch.save` to the path;
+  pathlib, shutil, numpy and DCP use; os.open, which tempfile uses, also when os.fdopen wraps
+  the fd in a file object), and every `torch.save` to a path there, is a "write" record with
+  the optimizer step it followed; `os.fsync` / `os.fdatasync` of such a file (or of the dir) is
+  an "fsync" record. A save that serializes into a BytesIO and writes the bytes itself is seen
+  like a `torch.save` to the path;
 - the tear fault: after optimizer step N, the K-th file this rank writes into the dir is cut to
   half its bytes as it is closed (or half the serialized bytes of a `torch.save`), fsynced, and
   the process SIGKILLed, as a crash in the middle of that file would leave it;
@@ -19,6 +20,7 @@ import builtins
 import io
 import os
 import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +78,9 @@ class FsWatch:
         self._busy = 0  # inside torch.save: its own file access is not a second write
         self._tear_fds: dict[int, str] = {}
         self._depth = 0
+        # per thread, the writes recorded: an open() whose opener calls os.open (tempfile's
+        # NamedTemporaryFile) finds its file recorded already, by the os.open
+        self._recorded = threading.local()
         self._steps = 0
 
     def install(self) -> None:
@@ -107,12 +112,22 @@ class FsWatch:
 
     def _write_starts(self, path: str, how: str) -> bool:
         """Record a write of `path`; True when it is the one to tear."""
+        self._recorded.n = self.recorded() + 1
         tear = False
         if self.tear_after is not None and self.rec.pstep >= self.tear_after:
             self.writes_after += 1
             tear = self.writes_after == self.tear_k
         self._event("write", path, how=how, nth=self.writes_after if tear else None)
         return tear
+
+    def recorded(self) -> int:
+        """Writes this thread recorded so far."""
+        return getattr(self._recorded, "n", 0)
+
+    def _torn_on_close(self, f: Any) -> Any:
+        """f, or f torn as it is closed when os.open opened its fd as the write to tear."""
+        path = self._tear_fds.pop(f.fileno(), None)
+        return f if path is None else _TornOnClose(f, self, path)
 
     def _torn(self, path: str, written: int, of: int) -> None:
         self._event("torn", path, bytes=written, of=of, write=self.writes_after)
@@ -130,7 +145,15 @@ class FsWatch:
         watch = self
 
         def watched_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            before = watch.recorded()
             f = original(file, mode, *args, **kwargs)
+            if isinstance(file, int) and not isinstance(file, bool):
+                # os.fdopen, tempfile.mkstemp: a file object around an fd os.open opened (and
+                # recorded); closing the object closes the fd: that is where it is torn
+                closes = kwargs.get("closefd", args[5] if len(args) > 5 else True)
+                return watch._torn_on_close(f) if closes else f
+            if watch.recorded() != before:  # its opener's os.open recorded the file
+                return watch._torn_on_close(f)
             if watch._busy or not _writes(mode) or not isinstance(file, str | bytes | os.PathLike):
                 return f
             path = os.fsdecode(os.fspath(file))

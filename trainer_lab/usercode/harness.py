@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -34,6 +33,9 @@ from trainer_lab.procs import descendants, reap, supervise, wait_gone
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.evidence import hang_summary, save_events, teardown_aborts
 from trainer_lab.usercode.limits import LIMITS_TEXT
+from trainer_lab.usercode.stall import Stall, StallWatch
+from trainer_lab.warm.job import Job
+from trainer_lab.warm.start import Mode, start_process
 
 RunStatus = Literal["ok", "error", "timeout", "cancelled"]
 STACK_WAIT_S = 1.5
@@ -81,6 +83,10 @@ class ScriptLaunch:
     timeout_s: float
     faults: Faults = Faults()
     data_variant: str | None = None  # the given dataset draws other data (protocol)
+    # stopped as a hang once no rank makes progress (stall.py): for scripts that train, whose
+    # steps, fetches and saves are progress (not the exercises' checkers)
+    watch_progress: bool = False
+    launcher: Mode | None = None  # warm or torchrun; None: trainer_lab.warm.start's default
 
 
 @dataclass
@@ -92,6 +98,7 @@ class ScriptRun:
     root_cause: RootCause | None = None
     hangs: dict[int, str] = field(default_factory=dict)  # rank -> where it was stuck
     notes: list[str] = field(default_factory=list)  # e.g. an abort in the runtime's teardown
+    stall: Stall | None = None  # stopped by the stall watchdog (status "timeout")
 
     @property
     def run_dir(self) -> Path:
@@ -121,6 +128,13 @@ class ScriptRun:
             return f"exit 0 in {self.duration_s:.1f} s{note}"
         if self.status == "timeout":
             where = "; ".join(f"rank {r}: {w}" for r, w in sorted(self.hangs.items()))
+            if self.stall is not None:
+                # no "likely cause: " here: the graders embed this line inside check details and
+                # read everything after that phrase as causes (they list run.stall's themselves)
+                stall = self.stall
+                text = f"hang: {stall.observed()}, killed after {self.duration_s:.0f} s"
+                text = f"{text} ({where})" if where else text
+                return f"{text}; {stall.expected()}; probably {stall.likely_cause()}"
             text = f"deadline: killed after {self.launch.timeout_s:.0f} s"
             return f"{text} ({where})" if where else text
         cause = str(self.root_cause) if self.root_cause else f"exit {self.returncode}"
@@ -174,7 +188,7 @@ def command(launch: ScriptLaunch) -> list[str]:
         "--max-restarts",
         "0",
         "--monitor-interval",
-        "0.1",
+        "0.05",
         "--log-dir",
         str(launch.run_dir / "logs"),
         "--redirects",
@@ -265,16 +279,12 @@ def run_script(launch: ScriptLaunch, cancel: threading.Event | None = None) -> S
         (launch.run_dir / out_name).open("wb") as out,
         (launch.run_dir / "stderr.log").open("wb") as err,
     ):
-        proc = subprocess.Popen(
-            command(launch),
-            cwd=launch.script.parent,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err if plain else subprocess.STDOUT,
-            env=child_env(launch),
-            start_new_session=True,
+        argv = command(launch)
+        job = Job(argv[2], argv[3:], child_env(launch), str(launch.script.parent))
+        proc = start_process(
+            job, out.fileno(), err.fileno() if plain else None, mode=launch.launcher
         )
-        watchdog = _ProcessWatchdog(proc.pid, cancel)
+        watchdog = _ProcessWatchdog(proc.pid, cancel, launch)
         ended = supervise(
             proc,
             start + launch.timeout_s,
@@ -290,7 +300,9 @@ def run_script(launch: ScriptLaunch, cancel: threading.Event | None = None) -> S
         run.root_cause = RootCause(None, "signal", PROCESS_LIMIT_CAUSE)
         return run
     final: RunStatus = ended.stop or ("ok" if proc.returncode == 0 else "error")
-    run = ScriptRun(launch, final, proc.returncode, duration)
+    if watchdog.stalled is not None:  # a hang, stopped like one at its deadline (stacks dumped)
+        final = "timeout"
+    run = ScriptRun(launch, final, proc.returncode, duration, stall=watchdog.stalled)
     if final == "timeout":
         run.hangs = hang_summary(run.observe_dir, launch.script)
     if final == "error":
@@ -304,18 +316,33 @@ def run_script(launch: ScriptLaunch, cancel: threading.Event | None = None) -> S
 
 
 class _ProcessWatchdog:
-    """Stops the launch on the caller's cancel, or once its session holds too many processes."""
+    """Stops the launch on the caller's cancel, once its session holds too many processes, or
+    (launch.watch_progress) once no rank made progress for a while: then, as at the deadline,
+    every rank is first asked for its stacks."""
 
-    def __init__(self, sid: int, cancel: threading.Event | None) -> None:
+    def __init__(self, sid: int, cancel: threading.Event | None, launch: ScriptLaunch) -> None:
         self.sid = sid
         self.cancel = cancel
+        self.launch = launch
         self.stop = threading.Event()
         self.over_limit = False
         self._next_count = 0.0
+        self.stall_watch: StallWatch | None = None
+        if launch.watch_progress:
+            observe = launch.run_dir / protocol.OBSERVE_DIR
+            self.stall_watch = StallWatch(observe, launch.world_size)
+        self.stalled: Stall | None = None
 
     def poll(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
             self.stop.set()
+        if self.stall_watch is not None and not self.stop.is_set():
+            stalled = self.stall_watch.poll()
+            if stalled is not None:
+                _dump_stacks(self.launch, self.sid)
+                self.stalled = stalled
+                self.stop.set()
+                return
         now = time.monotonic()
         if now < self._next_count:
             return
@@ -343,6 +370,8 @@ def _root_cause(run: ScriptRun) -> RootCause:
     injected = _injected(run)
     if injected is not None:
         return injected
+    if run.stall is not None:
+        return RootCause(None, "hang", run.stall.text())
     failures = read_failures(run.run_dir)
     launch = run.launch
     if launch.world_size > 0:

@@ -60,5 +60,14 @@ def stack_file(rank: int, pid: int) -> str:
     return f"stack-rank{rank}-{pid}.txt"
 
 
+TEARDOWN_S = 5.0  # after destroy_process_group, how long a rank may take to return (teardown.py)
+
+
+def teardown_file(rank: int, pid: int) -> str:
+    """Where each thread was when a rank that had destroyed its process group was still not
+    done TEARDOWN_S later and was ended (teardown.py)."""
+    return f"teardown-rank{rank}-{pid}.txt"
+
+
 def pid_file(rank: int, pid: int) -> str:
     return f"pid-rank{rank}-{pid}"

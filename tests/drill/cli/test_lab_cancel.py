@@ -7,7 +7,6 @@ launch runs."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import REPO
+from tests.support.procs import left_behind
 from trainer_lab.devices import backend_choice
 from trainer_lab.procs import descendants, is_alive, wait_gone
 
@@ -80,7 +80,7 @@ def test_a_signal_during_the_first_launch_records_a_cancelled_run(
     result = _result(out)
     assert result["status"] == "cancelled"
     assert "killed" in result["error"]["message"]  # type: ignore[index]
-    assert descendants(os.getpid()) == []
+    assert left_behind() == []
 
 
 def test_sigterm_during_the_second_launch_keeps_the_first_launchs_observations(

@@ -163,3 +163,23 @@ def test_a_phase_without_optimizer_steps_fails_each_check_keeping_what_it_saw():
     )
     assert "observed: loss 1 -> 1; likely cause: no torch.optim step" in gated[1]["detail"]
     assert likely_causes(gated) == ["no torch.optim step"]  # what was observed is no cause
+
+
+def test_a_hung_run_gives_one_likely_cause_and_no_stray_ones(tmp_path):
+    """The checks quote a stalled run's summary mid-detail: what follows it there is no cause;
+    the stall's own cause comes first, once."""
+    from trainer_lab.grading.checks_run import distributed_checks
+    from trainer_lab.grading.grader import hang_causes, likely_causes
+    from trainer_lab.usercode.stall import Stall
+
+    runs = {}
+    for world in (2, 3):
+        run = fake_run(tmp_path / f"w{world}", world, {})
+        run.status, run.stall = "timeout", Stall(8.0, 8.0, True, world, {0: 4})
+        runs[f"w{world}"] = run
+    one = fake_run(tmp_path / "one", 0, {})
+    checks = distributed_checks([runs["w2"], runs["w3"]], one)
+    assert all(not c["passed"] for c in checks)
+    assert all("W=2: hang: no rank made progress for 8 s" in c["detail"] for c in checks)
+    assert likely_causes(checks) == []
+    assert hang_causes(runs) == [runs["w2"].stall.likely_cause()]

@@ -14,6 +14,7 @@ from tests.support.coding import detail, failed, grade_source
 from trainer_lab.grading import CHECK_NAMES, model_answer_source, starter_source
 from trainer_lab.grading.variants import load_variants
 from trainer_lab.result import read_result
+from trainer_lab.usercode.stall import STALL_S
 
 pytestmark = pytest.mark.lab
 
@@ -156,3 +157,59 @@ def test_a_script_that_hangs_in_the_skeleton_is_graded_fast(tmp_path):
     later = detail(result, "restart.matches_uninterrupted")
     assert later.startswith("not run: the one-process run did not finish (deadline")
     assert "later phases were not run" in later
+
+
+def test_a_script_that_hangs_only_at_w2_is_graded_within_a_minute_and_names_the_hang(tmp_path):
+    """One process passes the skeleton; under torchrun rank 0 waits in a barrier the other ranks
+    never reach. Every W>=2 launch is stopped once no rank makes progress (stall.py), not at its
+    deadline, and says where each rank waited."""
+    source = (FIXTURES / "wrong_hangs_at_w2.py").read_text()
+    lines = source.splitlines()
+    barrier = lines.index("        dist.barrier()  # the bug: a collective only rank 0 reaches") + 1
+    reduce = lines.index("            dist.all_reduce(mean_loss)") + 1
+    start = time.monotonic()
+    result = grade_source(source, tmp_path, tuple(CHECK_NAMES))
+    assert time.monotonic() - start < 60
+    hung = {*CHECK_NAMES["distributed"], *CHECK_NAMES["restart"], *CHECK_NAMES["torn"]}
+    assert hung <= set(failed(result))
+    assert not set(CHECK_NAMES["skeleton"]) & set(failed(result))
+    text = detail(result, "distributed.params_in_sync")
+    quiet = f"no rank made progress for {STALL_S:.0f} s"
+    assert f"W=2: hang: {quiet} (optimizer steps done: rank 0: 4, rank 1: 4)" in text
+    assert f"rank 0: in barrier (a collective) called at train.py:{barrier}" in text
+    assert f"rank 1: in all_reduce (a collective) called at train.py:{reduce}" in text
+    assert f"W=3: hang: {quiet}" in text
+    assert "probably the ranks wait for each other" in text
+    causes = result["observations"]["likely_causes"]
+    assert causes[0].startswith("the ranks wait for each other: a collective")
+    launches = {launch["name"]: launch for launch in result["launches"]}
+    for name in ("w2", "w3", "kill", "resume", "tear", "tear-resume"):
+        assert launches[name]["status"] == "timeout", name
+        assert launches[name]["root_cause"]["kind"] == "hang", name
+        assert launches[name]["duration_s"] < 40, name  # the deadline is 90 s
+
+
+OS_WRITE_TMP = '    tmp = ckpt_dir / f".{final.name}.tmp-{os.getpid()}"\n'
+
+
+def test_an_atomic_save_written_with_os_write_passes_the_torn_checks(tmp_path):
+    """os.open / os.write into a temp file, fsync, os.replace: the tear cuts the temp file, the
+    previous checkpoint is used."""
+    source = (FIXTURES / "right_os_write_atomic.py").read_text()
+    result = grade_source(source, tmp_path, ("torn",))
+    assert failed(result) == [], [c for c in result["checks"] if not c["passed"]]
+    used = detail(result, "torn.previous_checkpoint_used")
+    assert used.startswith("killed while writing .step-000008.pt.tmp-"), used
+
+
+def test_an_in_place_os_write_fails_the_torn_checks(tmp_path):
+    """The same bytes written with os.write straight into the final name: the tear leaves half a
+    step-8 checkpoint where the relaunch looks for the newest one."""
+    source = (FIXTURES / "right_os_write_atomic.py").read_text()
+    assert source.count(OS_WRITE_TMP) == 1
+    in_place = source.replace(OS_WRITE_TMP, "    tmp = final  # in place\n")
+    result = grade_source(in_place, tmp_path, ("torn",))
+    assert failed(result) == sorted(CHECK_NAMES["torn"])
+    used = detail(result, "torn.previous_checkpoint_used")
+    assert used.startswith("killed while writing step-000008.pt"), used
+    assert "the relaunch loaded the torn file" in detail(result, "torn.finishes")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from trainer_lab.usercode import evidence
 
 STACKS = """\
@@ -66,3 +68,36 @@ def test_deeply_nested_json_is_a_bad_line_not_a_crash(tmp_path: Path):
     found = evidence.step_lines(out)
     assert [number for number, _ in found.bad] == [1]
     assert len(found.lines) == 1
+
+
+def _observe(tmp_path: Path, files: dict[str, str]) -> Path:
+    observe = tmp_path / "observe"
+    observe.mkdir()
+    for name, text in files.items():
+        (observe / name).write_text(text)
+    return observe
+
+
+def test_a_rank_the_teardown_guard_ended_is_the_runtimes_race(tmp_path):
+    observe = _observe(
+        tmp_path,
+        {
+            "end-rank0.json": '{"rank": 0, "code": 0}',
+            "teardown-rank1-77.txt": "Thread 0x1 (most recent call first):\n  <no Python frame>\n",
+        },
+    )
+    note = evidence.teardown_aborts(observe, [0, 1])
+    assert note is not None and note.startswith("rank 1 stuck 5 s in gloo's teardown")
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"end-rank0.json": '{"rank": 0, "code": 0}', "teardown-rank1-77.txt": ""},  # armed only
+        {"end-rank0.json": '{"rank": 0, "code": 0}'},  # rank 1 failed otherwise
+        {"teardown-rank0-5.txt": "stacks", "teardown-rank1-6.txt": "stacks",
+         "saves-rank1.jsonl": '{"event": "killed", "rank": 1}\n'},  # a fault was injected
+    ],
+)  # fmt: skip
+def test_without_a_fired_guard_a_failed_rank_stays_a_failure(tmp_path, files):
+    assert evidence.teardown_aborts(_observe(tmp_path, files), [0, 1]) is None

@@ -134,7 +134,8 @@ def run(ctx: Ctx) -> None:
     diff, plain = 0.0, []
     for (name, p), q in zip(model.named_parameters(), ref.parameters(), strict=True):
         if isinstance(p, DTensor):
-            q = torch.chunk(q.detach(), w, dim=0)[rank]
+            shards = torch.chunk(q.detach(), w, dim=0)  # fully_shard's dim-0 split
+            q = shards[rank] if rank < len(shards) else q.detach()[:0]
         else:
             plain.append(name)
         mine = _local(p).detach()

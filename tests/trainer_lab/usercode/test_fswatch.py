@@ -1,0 +1,90 @@
+"""fswatch tears a checkpoint file however the script writes it: the file-level fault cuts the
+first file written into the checkpoint dir after step 1 to half its bytes as it is closed, then
+SIGKILLs the process (real processes: the bootstrap imports torch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trainer_lab.usercode.evidence import save_events
+from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_script
+
+pytestmark = pytest.mark.lab
+
+STEP = """\
+import os, sys, tempfile
+import torch
+
+p = torch.nn.Parameter(torch.zeros(1))
+opt = torch.optim.SGD([p], lr=0.1)
+p.grad = torch.ones(1)
+opt.step()
+ckpt = os.environ["DRILL_CKPT_DIR"]
+data = bytes(range(256)) * 64
+"""
+
+WRITERS = {
+    "os.write": """\
+fd = os.open(os.path.join(ckpt, "state.bin"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, data)
+os.fsync(fd)
+os.close(fd)
+""",
+    "os.fdopen": """\
+fd = os.open(os.path.join(ckpt, "state.bin"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+with os.fdopen(fd, "wb") as f:
+    f.write(data)
+    f.flush()
+    os.fsync(f.fileno())
+""",
+    "mkstemp": """\
+fd, tmp = tempfile.mkstemp(dir=ckpt)
+with os.fdopen(fd, "wb") as f:
+    f.write(data)
+os.replace(tmp, os.path.join(ckpt, "state.bin"))
+""",
+    "NamedTemporaryFile": """\
+with tempfile.NamedTemporaryFile(dir=ckpt, delete=False) as f:
+    f.write(data)
+os.replace(f.name, os.path.join(ckpt, "state.bin"))
+""",
+}
+
+
+def run(tmp_path: Path, writer: str, faults: Faults) -> ScriptRun:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = workspace / "train.py"
+    script.write_text(STEP + WRITERS[writer] + "open('finished', 'w').close()\n")
+    launch = ScriptLaunch(
+        "t", script, (), 0, tmp_path / "run", tmp_path / "ckpt", 60.0, faults=faults
+    )
+    return run_script(launch)
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_a_low_level_write_is_observed_and_torn(tmp_path: Path, writer: str) -> None:
+    result = run(tmp_path, writer, Faults(tear_write_after=1, tear_write=1))
+    assert result.status == "error", result.summary()
+    assert "SIGKILLed as planned while saving" in result.summary()
+    events = save_events(result.observe_dir, [0])
+    torn = [e for e in events if e["event"] == "torn"]
+    assert len(torn) == 1 and torn[0]["pstep"] == 1
+    assert (torn[0]["bytes"], torn[0]["of"]) == (8192, 16384)
+    assert [e["path"] for e in events if e["event"] == "write"] == [torn[0]["path"]]
+    written = [p for p in (tmp_path / "ckpt").iterdir() if p.is_file()]
+    assert [p.stat().st_size for p in written] == [8192]  # half of it, under its first name
+    assert not (tmp_path / "ws" / "finished").exists()
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_without_the_fault_each_file_is_one_write(tmp_path: Path, writer: str) -> None:
+    """The grader tears each file a save writes: a file counted twice would be a tear planned
+    for a write that never comes."""
+    result = run(tmp_path, writer, Faults())
+    assert result.status == "ok", result.summary()
+    events = save_events(result.observe_dir, [0])
+    assert len([e for e in events if e["event"] == "write"]) == 1, events
+    assert (tmp_path / "ckpt" / "state.bin").stat().st_size == 16384
