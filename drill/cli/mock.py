@@ -6,7 +6,8 @@
     drill mock history                 past rounds with their bands
     drill mock report ID [--md]        a round's report (--md: full Markdown export)
     drill mock report coding ID [--md] a coding round's report
-    drill mock grade FILE [--phase P] [--json]   grade a train.py against the coding contract
+    drill mock grade FILE [--phase P] [--json]   grade a train.py (or a notebook's train.py cell)
+    drill mock notebook [OUT.ipynb]    the coding round as a Jupyter notebook (drill_data.py beside)
     drill mock contract                the coding round's contract and its dataset module
     drill mock coding [resume [ID]] [--minutes N]   the coding round (editor, clock, grading)
 
@@ -148,9 +149,14 @@ def _add_coding_commands(sub: Any) -> None:
         cmd_grade,
         "grade any script against the coding contract",
         "Run FILE as the coding round's train.py (under torchrun, ranks killed and relaunched)\n"
-        "and grade what it does. Exit 0 when every check holds, 1 when one does not.",
+        "and grade what it does. Exit 0 when every check holds, 1 when one does not.\n\n"
+        "A Jupyter notebook (FILE.ipynb) is read, never run: the last code cell whose first\n"
+        "line is `%%writefile train.py` (or `%%writefile ./train.py`, `%%file train.py`) is\n"
+        "graded as train.py, exactly like a file (see `drill mock notebook`).",
     )
-    grade.add_argument("file", nargs="?", metavar="FILE", help="the script to grade")
+    grade.add_argument(
+        "file", nargs="?", metavar="FILE", help="the script to grade, or a notebook (.ipynb)"
+    )
     grade.add_argument(
         "--phase",
         action="append",
@@ -160,6 +166,25 @@ def _add_coding_commands(sub: Any) -> None:
     grade.add_argument("--json", action="store_true", help="print result.json instead")
 
     _command(sub, "contract", cmd_contract, "print the coding contract and the dataset module")
+
+    from drill.cli import mock_followups
+
+    mock_followups.register(sub)
+
+    notebook = _command(
+        sub,
+        "notebook",
+        cmd_notebook,
+        "the coding round as a Jupyter notebook (as in a Colab interview)",
+        "Write the coding round as a Jupyter notebook, and the given drill_data.py beside it:\n"
+        "per phase its prompt and the contract's checks, one `%%writefile train.py` cell (the\n"
+        "starter), a `!torchrun --nproc-per-node 2 train.py ...` cell and a notes cell.\n"
+        "Default: a new workspace DRILL_HOME/rounds/notebook-<n>/round.ipynb. An existing\n"
+        "notebook is never replaced. Grade it with `drill mock grade NOTEBOOK.ipynb`.",
+    )
+    notebook.add_argument(
+        "out", nargs="?", metavar="OUT.ipynb", help="where to write it (default: a new workspace)"
+    )
 
     coding = _command(
         sub,
@@ -327,7 +352,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if unknown:
         raise MockError(f"unknown phase {unknown[0]!r}; phases: {', '.join(PHASES)}")
     path = Path(args.file)
-    if not path.is_file():
+    notebook = path.suffix.lower() == ".ipynb"
+    if not notebook and not path.is_file():
         raise MockError(f"no such file: {path}")
     import json
 
@@ -338,10 +364,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"  {message}", file=sys.stderr, flush=True)
 
     out_dir = new_run_dir(runs_dir(), LAB)
+    graded = path
+    if notebook:  # the cell's train.py, graded like a file (the notebook itself is never run)
+        graded, cell = _notebook_script(path, out_dir)
+        print(f"Graded: {cell}", file=sys.stdout if not args.json else sys.stderr)
     if not args.json:
         print(f"Grading {path} against the coding contract ({', '.join(phases)})", file=sys.stderr)
     try:
-        grading = grade(path, out_dir, phases, on_progress=None if args.json else progress)
+        grading = grade(graded, out_dir, phases, on_progress=None if args.json else progress)
     except ScriptError as error:
         raise MockError(str(error)) from None
     from drill.cli.services import open_services
@@ -367,6 +397,38 @@ def cmd_grade(args: argparse.Namespace) -> int:
             f"result: {out_dir}"
         )
     return 0 if grading.ok else 1
+
+
+def _notebook_script(path: Path, out_dir: Path) -> tuple[Path, str]:
+    """The notebook's graded train.py, written to out_dir/notebook/train.py, and which cell it
+    came from (a line for the report)."""
+    from drill.mock.notebook import find_train_cell
+
+    cell = find_train_cell(path)
+    script = out_dir / "notebook" / "train.py"
+    try:
+        script.parent.mkdir(parents=True)
+        script.write_text(cell.source, encoding="utf-8")
+    except OSError as error:
+        raise MockError(f"cannot write {script}: {error.strerror or error}") from None
+    where = (
+        f"cell {cell.number} of {cell.cells} in {path} ({cell.magic}; train.py line 1 is the "
+        f"cell's line {cell.first_line})"
+    )
+    return script, where
+
+
+def cmd_notebook(args: argparse.Namespace) -> int:
+    from shlex import quote
+
+    from drill.mock.notebook import new_workspace, write_round_notebook
+
+    path = write_round_notebook(Path(args.out)) if args.out else new_workspace(_coding_rounds())
+    folder, name = quote(str(path.parent)), quote(path.name)
+    print(f"Notebook round: {path}  (drill_data.py beside it)")
+    print(f"Open it:  cd {folder} && jupyter lab {name}   (or VS Code; Colab: upload both)")
+    print(f"Grade it: drill mock grade {quote(str(path))}")
+    return 0
 
 
 def _coding_rounds() -> Path:

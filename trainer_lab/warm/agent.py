@@ -142,7 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     config, _command, command_args = torchrun.config_from_args(args)
     module_args = command_args[command_args.index("-m") + 1 :]
     global _EXITS
-    _EXITS = Path(tempfile.mkdtemp(prefix="drill-agent-"))
+    if args.log_dir:  # beside the ranks' logs: a killed agent leaves nothing in /tmp
+        Path(args.log_dir).mkdir(parents=True, exist_ok=True)
+    _EXITS = Path(tempfile.mkdtemp(prefix=".exits-", dir=args.log_dir or None))
     try:
         elastic_launch(config=config, entrypoint=run_rank)(*module_args)
     except ChildFailedError as error:

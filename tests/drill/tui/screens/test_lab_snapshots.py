@@ -78,6 +78,10 @@ def _after_run(card: Card, db: Any, tmp_path: Path) -> tuple[HostApp, Any]:
         runner.release.set()
         screen = pilot.app.screen
         await until(pilot, lambda: screen.query_one("#outcome").display)
+        body, outcome = screen.query_one("#lab-body"), screen.query_one("#outcome")
+        # the panel scrolls to the outcome once it is laid out: wait for that (on a loaded
+        # machine the snapshot was once taken before it)
+        await until(pilot, lambda: outcome.size.height > 0 and body.scroll_y == body.max_scroll_y)
         await pilot.pause()
 
     return app, run

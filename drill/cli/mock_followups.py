@@ -1,0 +1,127 @@
+"""`drill mock followups FILE [--phase P] [--json]`: grade a train.py the way `drill mock grade`
+does, then print the pushback questions its runs and its code lead to (drill.mock.followups).
+
+Registered under `drill mock` by drill/cli/mock.py: `mock_followups.register(sub)` with the mock
+command's subparsers. The grading is `drill mock grade --json` itself (drill.cli.mock.cmd_grade,
+recorded in the run log as it records any grading); this module only reads its result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from drill.mock.errors import MockError
+
+USAGE = "usage: drill mock followups FILE [--phase P] [--json]"
+DESCRIPTION = """\
+Grade FILE as the coding round's train.py (the same runs as `drill mock grade`: under torchrun,
+ranks killed and relaunched), then print 3-5 follow-up questions chosen from what its runs and
+its code show: a failed check asks about that failure with the run's own facts filled in (the
+step a rank was killed after, where the relaunch started); a phase that held asks a harder
+what-if about the script's own design (its optimizer class, how and by whom it saves, the phase
+names it logs). Each question comes with the rubric a good answer states and the review cards
+it links to. The script is graded by running it; the questions read its source, never run it.
+Exit 0 when the questions are printed, whatever the grading found."""
+WIDTH = 100
+
+
+def register(subparsers: Any) -> None:
+    from trainer_lab.grading import PHASES
+
+    parser = subparsers.add_parser(
+        "followups",
+        help="grade a script, then ask follow-up questions from its own runs and code",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(run=cmd_followups)
+    parser.add_argument("file", nargs="?", metavar="FILE", help="the script to grade")
+    parser.add_argument(
+        "--phase",
+        action="append",
+        metavar="P",
+        help=f"grade only this phase (repeatable; default: all): {', '.join(PHASES)}",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the questions (and the grading's summary) as JSON",
+    )
+
+
+def graded_result(args: argparse.Namespace) -> dict[str, Any]:
+    """The lab result of `drill mock grade FILE --json` with this command's arguments."""
+    from drill.cli import mock
+
+    grade_args = argparse.Namespace(**{**vars(args), "json": True})
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        mock.cmd_grade(grade_args)  # its exit code says whether every check held
+    try:
+        result = json.loads(printed.getvalue())
+    except ValueError:
+        raise MockError("the grading printed no result") from None
+    if not isinstance(result, dict):
+        raise MockError("the grading printed no result")
+    return result
+
+
+def cmd_followups(args: argparse.Namespace) -> int:
+    if args.file is None:
+        raise MockError(USAGE)
+    from drill.mock.followups import follow_ups
+    from trainer_lab.usercode.source import ScriptError, read_script
+
+    path = Path(args.file)
+    if not args.json:
+        print(f"Grading {path}, then choosing follow-up questions ...", file=sys.stderr)
+    result = graded_result(args)
+    # the text that was graded: FILE, or the train.py cell a notebook's grading wrote out
+    graded = (result.get("params") or {}).get("script")
+    source_path = Path(graded) if isinstance(graded, str) and Path(graded).is_file() else path
+    try:
+        source = read_script(source_path)
+    except ScriptError as error:
+        raise MockError(str(error)) from None
+    questions = follow_ups(result, source)
+    observations = result.get("observations") or {}
+    summary = {
+        "script": str(path),
+        "status": result.get("status"),
+        "checks_passed": observations.get("checks_passed"),
+        "checks_total": observations.get("checks_total"),
+        "result": result.get("out_dir"),
+    }
+    if args.json:
+        print(json.dumps({**summary, "followups": [q.to_dict() for q in questions]}, indent=1))
+        return 0
+    from drill.cli import mock
+
+    mock._print_checks([c for c in result.get("checks") or [] if isinstance(c, dict)])
+    print(
+        f"{summary['checks_passed']}/{summary['checks_total']} checks hold; "
+        f"{len(questions)} follow-up questions:"
+    )
+    for number, q in enumerate(questions, 1):
+        print()
+        print(f"{number}. [{q.kind}: {q.source_check}] {q.id}")
+        print(_wrap(q.question, "   ", "   "))
+        print("   A good answer states:")
+        for item in q.rubric:
+            print(_wrap(item, "   - ", "     "))
+        print(_wrap("Cards: " + ", ".join(q.cards), "   ", " " * 10))
+    return 0
+
+
+def _wrap(text: str, first: str, rest: str) -> str:
+    # card ids and check names hold hyphens: never split them
+    return textwrap.fill(
+        text, WIDTH, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    )

@@ -1,0 +1,285 @@
+"""The coding round as a Jupyter notebook, as the real interview (a Colab notebook) is.
+
+    write_round_notebook(folder / "round.ipynb")   # + drill_data.py beside it (the workspace)
+    source = extract_train_py(path)                # the train.py the notebook's cell writes
+    cell = find_train_cell(path)                   # the same, with the cell's number
+
+The notebook has, per phase of the coding round (drill.mock.coding.session.CODING_PHASES), a
+Markdown cell with the phase's prompt (the standard round's, as the coding round's talk track
+uses) and the contract's lines that grade it, then one `%%writefile train.py` cell holding the
+starter, a `!torchrun` cell and a Markdown notes cell. Grading reads the notebook as untrusted
+data (a bounded regular file, valid nbformat) and takes the last code cell that writes train.py;
+nothing in a notebook is ever run here. UI-free and torch-free (nbformat only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from drill.mock.errors import MockError
+from trainer_lab.grading import (
+    CONTRACT,
+    DATASET_MODULE_FILE,
+    PHASES,
+    SCRIPT_NAME,
+    dataset_source,
+    starter_source,
+)
+
+MAX_NOTEBOOK_BYTES = 16 * 1024**2  # outputs (plots) make notebooks large; this is generous
+NOTEBOOK_NAME = "round.ipynb"  # the default workspace's notebook
+WORLD_SIZE = 2
+STEPS = 16
+CKPT_DIR = "ckpt"
+# how people run torchrun from Colab: a shell command in a code cell
+RUN_COMMAND = (
+    f"!torchrun --nproc-per-node {WORLD_SIZE} {SCRIPT_NAME} --steps {STEPS} --ckpt-dir {CKPT_DIR}"
+)
+# The first line of the graded cell: a cell magic that writes train.py into the notebook's folder.
+WRITE_MAGICS = ("%%writefile", "%%file")
+TARGETS = (SCRIPT_NAME, f"./{SCRIPT_NAME}")
+LOOKS_FOR = (
+    f"a code cell whose first line is `%%writefile {SCRIPT_NAME}` "
+    f"(or `%%writefile ./{SCRIPT_NAME}`, `%%file {SCRIPT_NAME}`)"
+)
+_GRADED_LINE = re.compile(r"^  ([a-z]+) {2,}")  # a phase's first line in the contract's table
+
+
+@dataclass(frozen=True)
+class TrainCell:
+    """The graded cell: its number among the notebook's cells (1-based), its magic line and the
+    train.py it writes (the cell's body, ending in a newline as %%writefile writes it)."""
+
+    number: int
+    cells: int
+    magic: str
+    source: str
+    first_line: int = 2  # the cell's line that is train.py's line 1
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def contract_sections() -> dict[str, str]:
+    """Grader phase -> its lines of the contract's "How it is graded" table (CONTRACT's text)."""
+    table = CONTRACT.split("\nHow it is graded", 1)[1].split("\n", 1)[1]
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in table.splitlines():
+        match = _GRADED_LINE.match(line)
+        if match and match.group(1) in PHASES:
+            current = sections.setdefault(match.group(1), [])
+        if current is not None and line.strip():
+            current.append(line[2:])
+    return {phase: "\n".join(lines) for phase, lines in sections.items()}
+
+
+def _phase_cells(notebook_name: str) -> list[tuple[str, str]]:
+    from drill.mock.coding.session import CODING_PHASES
+    from drill.mock.coding.talk import ROUND, STANDARD_PHASE
+    from drill.mock.loader import find_round
+
+    standard = {p.id: p for p in find_round(ROUND).phases}
+    sections = contract_sections()
+    shown: set[str] = set()
+    cells = []
+    for number, phase in enumerate(CODING_PHASES, 1):
+        theirs = standard.get(STANDARD_PHASE.get(phase.id, phase.id))
+        parts = [f"## {number}. {phase.title} ({phase.minutes:g} min)"]
+        if theirs is not None and theirs.focus:
+            parts.append(f"*{' '.join(theirs.focus.split())}*")
+        for prompt in theirs.prompts if theirs is not None else []:
+            parts.append("> " + " ".join(prompt.text.split()))
+        new = [g for g in phase.grades if g not in shown]
+        if new:
+            table = "\n".join(sections[g] for g in new)
+            parts.append(f"Graded by (`drill mock contract`):\n\n```text\n{table}\n```")
+        elif phase.grades:
+            parts.append(
+                f"Graded by: every phase above, `drill mock grade {notebook_name}` "
+                f"({', '.join(phase.grades)})."
+            )
+        shown.update(phase.grades)
+        cells.append((f"phase-{phase.id}", "\n\n".join(parts)))
+    return cells
+
+
+def _notes_text() -> str:
+    from drill.mock.coding.session import CODING_PHASES
+
+    heads = "\n\n".join(f"### {p.title}" for p in CODING_PHASES)
+    return f"## Notes (talk track)\n\nWhat you would say in each phase.\n\n{heads}\n"
+
+
+def round_notebook(notebook_name: str = NOTEBOOK_NAME):  # -> nbformat.NotebookNode
+    """The round's notebook (nbformat v4), cells with stable ids."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    intro = (
+        "# drill: the coding round in a notebook\n\n"
+        f"Write `{SCRIPT_NAME}` in the `%%writefile {SCRIPT_NAME}` cell below (it starts as the "
+        "starter), run that cell, then the `!torchrun` cell. The given dataset module "
+        f"`{DATASET_MODULE_FILE}` sits beside this notebook (in Colab, upload it into the "
+        f"runtime's folder first); `{CKPT_DIR}/` keeps the checkpoints, so a second run resumes "
+        f"(delete it to start over).\n\n"
+        f"Grade it with `drill mock grade {notebook_name}`: it grades {LOOKS_FOR}, the last one "
+        "if there are several, exactly like a file; nothing else in the notebook is run."
+    )
+    contract = f"## The contract\n\n```text\n{CONTRACT.rstrip()}\n```"
+    cells = [new_markdown_cell(intro, id="intro"), new_markdown_cell(contract, id="contract")]
+    cells += [new_markdown_cell(text, id=cell_id) for cell_id, text in _phase_cells(notebook_name)]
+    starter = starter_source().rstrip("\n")
+    cells.append(new_code_cell(f"%%writefile {SCRIPT_NAME}\n{starter}", id="train-py"))
+    cells.append(new_code_cell(RUN_COMMAND, id="run"))
+    cells.append(new_markdown_cell(_notes_text(), id="notes"))
+    notebook = new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+    )
+    nbformat.validate(notebook)
+    return notebook
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def write_round_notebook(path: Path) -> Path:
+    """Write the round's notebook at `path` (a new .ipynb; an existing file is never replaced)
+    and the given dataset module beside it. Returns the notebook's path."""
+    import nbformat
+
+    path = Path(path)
+    if path.suffix.lower() != ".ipynb":
+        raise MockError(f"a notebook's name ends in .ipynb, got {path.name!r}")
+    if path.exists() or path.is_symlink():
+        raise MockError(f"{path} exists; drill does not replace a notebook (choose another name)")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path.parent / DATASET_MODULE_FILE, dataset_source())
+        _write_atomic(path, nbformat.writes(round_notebook(path.name)) + "\n")
+    except OSError as error:
+        raise MockError(f"cannot write {path}: {error.strerror or error}") from None
+    return path
+
+
+def new_workspace(rounds_dir: Path) -> Path:
+    """A new notebook round under rounds_dir: notebook-<n>/round.ipynb (its own numbering, so the
+    TUI's coding rounds, numbered folders, never take it for one of theirs)."""
+    try:
+        rounds_dir.mkdir(parents=True, exist_ok=True)
+        taken = [p.name.removeprefix("notebook-") for p in rounds_dir.glob("notebook-*")]
+    except OSError as error:
+        raise MockError(f"cannot create {rounds_dir}: {error.strerror or error}") from None
+    number = 1 + max((int(n) for n in taken if n.isdigit()), default=0)
+    return write_round_notebook(rounds_dir / f"notebook-{number}" / NOTEBOOK_NAME)
+
+
+# --- reading (untrusted) ---------------------------------------------------------------------
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes: a regular file of at most MAX_NOTEBOOK_BYTES (opened without blocking,
+    so a FIFO is refused rather than waited on)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise MockError(f"no such file: {path}") from None
+    except OSError as error:
+        raise MockError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise MockError(f"{path} is not a regular file")
+        if info.st_size > MAX_NOTEBOOK_BYTES:
+            raise MockError(f"{path} is larger than {MAX_NOTEBOOK_BYTES // 1024**2} MiB")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_NOTEBOOK_BYTES + 1)
+    except OSError as error:
+        raise MockError(f"cannot read {path}: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_NOTEBOOK_BYTES:  # it grew after the check
+        raise MockError(f"{path} is larger than {MAX_NOTEBOOK_BYTES // 1024**2} MiB")
+    return data
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(getattr(error, "message", None) or error) or type(error).__name__
+    line = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+    return line if len(line) <= 120 else line[:117] + "..."
+
+
+def read_notebook(path: Path):  # -> nbformat.NotebookNode (v4)
+    """The notebook at `path`, validated; every failure is a one-line MockError."""
+    import nbformat
+
+    data = _read_bounded(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MockError(f"{path} is not a Jupyter notebook: not UTF-8 text") from None
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError) as error:
+        why = "nested too deeply" if isinstance(error, RecursionError) else _first_line(error)
+        raise MockError(f"{path} is not a Jupyter notebook: not JSON ({why})") from None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nbformat warns about old notebooks it repairs
+        try:
+            notebook = nbformat.reads(text, as_version=4)
+            nbformat.validate(notebook)
+        except Exception as error:  # untrusted input: whatever nbformat raises is "invalid"
+            raise MockError(
+                f"{path} is not a valid Jupyter notebook: {_first_line(error)}"
+            ) from None
+    return notebook
+
+
+def _magic_line(lines: list[str]) -> int | None:
+    """The index of the cell's first line when it writes train.py (leading blank lines are
+    skipped, as IPython does), else None."""
+    at = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if at is None:
+        return None
+    words = lines[at].split()
+    if len(words) == 2 and words[0] in WRITE_MAGICS and words[1] in TARGETS:
+        return at
+    return None
+
+
+def find_train_cell(path: Path) -> TrainCell:
+    """The last code cell of the notebook at `path` whose first line is `%%writefile train.py`
+    (or `%%writefile ./train.py`, `%%file train.py`), and the train.py it writes."""
+    cells = read_notebook(path).cells
+    for index in range(len(cells) - 1, -1, -1):
+        cell = cells[index]
+        if cell.get("cell_type") != "code" or not isinstance(cell.get("source"), str):
+            continue
+        lines = cell.source.split("\n")
+        at = _magic_line(lines)
+        if at is None:
+            continue
+        source = "\n".join(lines[at + 1 :])
+        if source and not source.endswith("\n"):
+            source += "\n"  # IPython ends the cell with a newline before %%writefile writes it
+        return TrainCell(index + 1, len(cells), lines[at].strip(), source, first_line=at + 2)
+    raise MockError(f"{path}: no cell writes {SCRIPT_NAME}; drill grades {LOOKS_FOR}")
+
+
+def extract_train_py(path: Path) -> str:
+    """The source of train.py as the notebook's last `%%writefile train.py` cell writes it
+    (without the magic line). Nothing in the notebook is run."""
+    return find_train_cell(path).source
