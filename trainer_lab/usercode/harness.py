@@ -197,6 +197,11 @@ def command(launch: ScriptLaunch) -> list[str]:
     ]
 
 
+# Where the app's files are found from the environment (drill.paths: DRILL_HOME, else the XDG
+# data/config/cache dirs, else under HOME).
+HIDDEN_ENV = ("DRILL_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
+
+
 def child_env(launch: ScriptLaunch) -> dict[str, str]:
     extra = {
         "CUDA_VISIBLE_DEVICES": "",
@@ -207,7 +212,13 @@ def child_env(launch: ScriptLaunch) -> dict[str, str]:
     }
     if launch.data_variant:
         extra[protocol.DATA_VARIANT_ENV] = launch.data_variant
-    return worker_env(extra)
+    env = worker_env(extra)
+    # The app's data is not handed to the script: no DRILL_HOME, and a home of its own (the
+    # workspace), so where the app keeps its data by default resolves inside the workspace.
+    for name in HIDDEN_ENV:
+        env.pop(name, None)
+    env["HOME"] = str(launch.script.parent)
+    return env
 
 
 def _dump_stacks(launch: ScriptLaunch, root: int) -> None:

@@ -89,3 +89,19 @@ def test_megabytes_of_output_stop_at_the_file_size_limit(tmp_path):
     assert result.status == "error", result.summary()
     assert "File too large" in result.summary()
     assert os.path.getsize(result.stdout_path(0)) <= 64 * 1024**2
+
+
+def test_the_script_gets_no_way_to_the_apps_data(tmp_path, monkeypatch):
+    """No DRILL_HOME (nor the XDG dirs) in its environment; its home is the workspace."""
+    monkeypatch.setenv("DRILL_HOME", str(tmp_path / "drill-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    result = run(
+        tmp_path,
+        "import os\n"
+        "env = os.environ\n"
+        "seen = (env.get('DRILL_HOME'), env.get('XDG_DATA_HOME'), env['HOME'])\n"
+        "open('marker', 'w').write(repr(seen))\n",
+    )
+    assert result.status == "ok", result.summary()
+    workspace = tmp_path / "ws"
+    assert (workspace / "marker").read_text() == repr((None, None, str(workspace)))
