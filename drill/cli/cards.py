@@ -12,6 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from drill.cli.output import say
 from drill.errors import DrillError
 
 DESCRIPTION = """\
@@ -58,11 +59,11 @@ def cmd_cards(args: argparse.Namespace) -> int:
     for row in found:
         flags = row.flags(now)
         front = row.front.splitlines()[0] if row.front else ""
-        print(
+        say(
             f"{row.card_id:<28} {row.deck_id:<20} {row.level:<6} {row.state:<8} "
             f"{flags + ' ' if flags else ''}{front[:60]}"
         )
-    print(f"{len(found)} of {len(rows)} cards")
+    say(f"{len(found)} of {len(rows)} cards")
     return 0
 
 

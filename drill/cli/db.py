@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from drill.cli.output import say
 from drill.errors import DrillError
 from drill.paths import database_path
 
@@ -68,15 +69,15 @@ def cmd_db_check(_args: argparse.Namespace) -> int:
 
     path = database_path()
     if not path.exists():
-        print(f"ok: no database yet at {path}")
+        say(f"ok: no database yet at {path}")
         return 0
     version, problems = check_database(path)
     for problem in problems:
-        print(f"{path}: {problem}")
+        say(f"{path}: {problem}")
     if problems:
         return 1
     note = "" if version == LATEST_VERSION else f" (migrated to {LATEST_VERSION} on next open)"
-    print(f"ok: {path}: integrity ok, schema version {version}{note}")
+    say(f"ok: {path}: integrity ok, schema version {version}{note}")
     return 0
 
 
@@ -88,7 +89,7 @@ def cmd_db_backup(args: argparse.Namespace) -> int:
         written = backup_database(database_path(), args.out, datetime.now(UTC))
     except DatabaseError as error:
         raise DrillError(str(error)) from None
-    print(f"backed up {database_path()} to {written}")
+    say(f"backed up {database_path()} to {written}")
     return 0
 
 
@@ -101,7 +102,7 @@ def cmd_db_restore(args: argparse.Namespace) -> int:
         saved = restore_database(path, args.file, datetime.now(UTC))
     except DatabaseError as error:
         raise DrillError(str(error)) from None
-    print(f"restored {path} from {args.file}")
+    say(f"restored {path} from {args.file}")
     if saved is not None:
-        print(f"the previous database was kept as {saved}")
+        say(f"the previous database was kept as {saved}")
     return 0

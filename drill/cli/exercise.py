@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drill.cli.output import say
+
 if TYPE_CHECKING:
     from drill.exercises.service import CheckOutcome, ExerciseService
 
@@ -60,7 +62,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _error(message: str) -> int:
-    print(f"drill exercise: error: {message}", file=sys.stderr)
+    say(f"drill exercise: error: {message}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -99,8 +101,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     for r in rows:
         n = r.progress.attempts
         tries = f"  ({counted(n, 'check')})" if n else ""
-        print(f"{r.name:<{width}}  {r.status:<11}  {r.spec.topic:<16}  {r.spec.title}{tries}")
-    print(f"{solved}/{len(rows)} solved")
+        say(f"{r.name:<{width}}  {r.status:<11}  {r.spec.topic:<16}  {r.spec.title}{tries}")
+    say(f"{solved}/{len(rows)} solved")
     return EXIT_OK
 
 
@@ -109,34 +111,32 @@ def cmd_start(args: argparse.Namespace) -> int:
     with _service(args) as service:
         spec = service.spec(args.name)
         path, created = service.start(args.name)
-    print(f"{spec.title}\n  {spec.summary}")
-    print(f"{'created' if created else 'already there, kept'}: {path}")
-    print(
-        f"edit it, then: drill exercise check {spec.name}  (or: drill exercise watch {spec.name})"
-    )
+    say(f"{spec.title}\n  {spec.summary}")
+    say(f"{'created' if created else 'already there, kept'}: {path}")
+    say(f"edit it, then: drill exercise check {spec.name}  (or: drill exercise watch {spec.name})")
     return EXIT_OK
 
 
 def print_outcome(outcome: CheckOutcome, name: str) -> None:
     result = outcome.result
     for c in result["checks"]:
-        print(f"{'PASS' if c['passed'] else 'FAIL'} {c['name']}: {c['detail']}")
+        say(f"{'PASS' if c['passed'] else 'FAIL'} {c['name']}: {c['detail']}")
     passed = sum(c["passed"] for c in result["checks"])
     took = f"{result['duration_s']:.1f} s"
     if outcome.solved:
-        print(f"solved: {passed}/{len(result['checks'])} checks pass ({took})")
+        say(f"solved: {passed}/{len(result['checks'])} checks pass ({took})")
     elif result["status"] == "cancelled":
-        print(f"cancelled after {took}")
+        say(f"cancelled after {took}")
     else:
-        print(f"{passed}/{len(result['checks'])} checks pass ({took}); stuck? "
+        say(f"{passed}/{len(result['checks'])} checks pass ({took}); stuck? "
               f"drill exercise hint {name}")  # fmt: skip
     if outcome.rating is not None:
         from drill.exercises.service import RATING_NAMES
 
         cards = ", ".join(outcome.rated_cards)
-        print(f"rated {RATING_NAMES[outcome.rating]}: {cards}")
+        say(f"rated {RATING_NAMES[outcome.rating]}: {cards}")
     for notice in outcome.notices:
-        print(f"note: {notice}", file=sys.stderr)
+        say(f"note: {notice}", file=sys.stderr)
 
 
 def _check_once(service: ExerciseService, name: str) -> int:
@@ -152,7 +152,7 @@ def _check_once(service: ExerciseService, name: str) -> int:
             box["error"] = error
 
     thread = threading.Thread(target=work, name=f"check-{name}")
-    notify = lambda text: print(text, file=sys.stderr)  # noqa: E731
+    notify = lambda text: say(text, file=sys.stderr)  # noqa: E731
     with _signals_cancel(cancel, notify):
         thread.start()
         thread.join()
@@ -188,7 +188,7 @@ def _watch(service: ExerciseService, args: argparse.Namespace) -> int:
     path = service.user_file(args.name)
     if not path.is_file():
         service.start(args.name)
-    print(f"watching {path} (Ctrl-C ends)")
+    say(f"watching {path} (Ctrl-C ends)")
     seen: float | None = None
     code = EXIT_FAILING
     try:
@@ -199,10 +199,10 @@ def _watch(service: ExerciseService, args: argparse.Namespace) -> int:
                 code = _check_once(service, args.name)
                 if args.once or code == EXIT_CANCELLED:
                     return code
-                print(f"-- waiting for {path.name} to change (Ctrl-C ends)")
+                say(f"-- waiting for {path.name} to change (Ctrl-C ends)")
             time.sleep(WATCH_POLL_S)
     except KeyboardInterrupt:
-        print("\nstopped watching")
+        say("\nstopped watching")
         return code
 
 
@@ -211,7 +211,7 @@ def cmd_hint(args: argparse.Namespace) -> int:
     with _service(args) as service:
         spec = service.spec(args.name)
         number, text = service.next_hint(args.name)
-    print(f"hint {number}/{len(spec.hints)}: {text}")
+    say(f"hint {number}/{len(spec.hints)}: {text}")
     return EXIT_OK
 
 
@@ -219,5 +219,5 @@ def cmd_hint(args: argparse.Namespace) -> int:
 def cmd_solution(args: argparse.Namespace) -> int:
     with _service(args) as service:
         text = service.solution(args.name, diff=args.diff)
-    print(text if text else "your file already matches the model answer\n", end="")
+    say(text if text else "your file already matches the model answer\n", end="")
     return EXIT_OK

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drill.cli.output import say
+
 if TYPE_CHECKING:
     from drill.decks.loader import DeckSet
 
@@ -92,7 +94,7 @@ def _chosen_decks(args: argparse.Namespace, loaded: DeckSet | None = None) -> li
     if loaded is None:
         loaded = load_decks(getattr(args, "decks", None) or [])
     for path in loaded.invalid_paths:
-        print(f"skipped invalid deck: {path} (see: drill decks check)", file=sys.stderr)
+        say(f"skipped invalid deck: {path} (see: drill decks check)", file=sys.stderr)
     decks = [d.deck for d in loaded.decks]
     if not args.deck:
         return decks
@@ -109,10 +111,10 @@ def cmd_export_anki(args: argparse.Namespace) -> int:
 
     decks = _chosen_decks(args)
     if not any(deck.cards for deck in decks):
-        print("drill: nothing to export: no cards in the chosen decks", file=sys.stderr)
+        say("drill: nothing to export: no cards in the chosen decks", file=sys.stderr)
         return 1
     out, notes = write_apkg(decks, args.out)
-    print(f"wrote {out}: {notes} notes in {len(decks)} deck(s) (drill::<deck> in Anki)")
+    say(f"wrote {out}: {notes} notes in {len(decks)} deck(s) (drill::<deck> in Anki)")
     return 0
 
 
@@ -129,7 +131,7 @@ def cmd_export_csv(args: argparse.Namespace) -> int:
         out = write_revlog_csv(reviews, args.out)
     except NothingToExport as error:
         scope = f" of deck(s) {', '.join(sorted(deck_ids))}" if deck_ids else ""
-        print(f"drill: {error}{scope}", file=sys.stderr)
+        say(f"drill: {error}{scope}", file=sys.stderr)
         return 1
-    print(f"wrote {out}: {len(reviews)} reviews")
+    say(f"wrote {out}: {len(reviews)} reviews")
     return 0

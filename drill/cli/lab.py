@@ -20,6 +20,9 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from drill.cli.output import say, text
+from drill.text import printable
+
 if TYPE_CHECKING:
     from trainer_lab.result import LabResult
 
@@ -80,7 +83,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _error(message: str) -> int:
-    print(f"drill lab: error: {message}", file=sys.stderr)
+    say(f"drill lab: error: {message}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -88,7 +91,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from trainer_lab.catalogue import CATALOGUE, CATALOGUE_ERRORS
 
     for module, error in CATALOGUE_ERRORS.items():
-        print(f"drill lab: warning: lab module {module} failed to load: {error}", file=sys.stderr)
+        say(f"drill lab: warning: lab module {module} failed to load: {error}", file=sys.stderr)
 
     if args.json:
         rows = [
@@ -101,9 +104,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     for spec in CATALOGUE.values():
         groups.setdefault(spec.group or "other", []).append(spec)
     for index, (group, specs) in enumerate(groups.items()):
-        print(("\n" if index else "") + f"{group}:")
+        say(("\n" if index else "") + f"{group}:")
         for spec in specs:
-            print(f"  {spec.name:<{width}}  {spec.summary}")
+            say(f"  {spec.name:<{width}}  {spec.summary}")
     return EXIT_OK
 
 
@@ -115,26 +118,26 @@ def cmd_show(args: argparse.Namespace) -> int:
         spec = get_lab(args.name)
     except ParamError as error:
         return _error(str(error))
-    print(f"{spec.name}  ({spec.group or 'lab'})")
-    print(f"  {spec.summary}")
-    print(
+    say(f"{spec.name}  ({spec.group or 'lab'})")
+    say(f"  {spec.summary}")
+    say(
         f"  world size: default {spec.default_world_size}, "
         f"range [{spec.min_world_size}, {spec.max_world_size}]; deadline {spec.timeout_s:g} s"
     )
     if spec.params:
-        print("params:")
+        say("params:")
         for p in spec.params:
-            print(f"  {p.name}={p.default!r}  ({p.describe()})  {p.help}")
+            say(f"  {p.name}={p.default!r}  ({p.describe()})  {p.help}")
     if spec.observations:
-        print("observations:")
+        say("observations:")
         for o in spec.observations:
             unit = f" [{o.unit}]" if o.unit else ""
-            print(f"  {o.name}{unit}  {o.help}")
+            say(f"  {o.name}{unit}  {o.help}")
     if spec.checks:
-        print("checks:")
+        say("checks:")
         for c in spec.checks:
-            print(f"  {c.name}  {c.help}")
-    print(f"run: drill lab run {spec.name} --world-size {spec.default_world_size}")
+            say(f"  {c.name}  {c.help}")
+    say(f"run: drill lab run {spec.name} --world-size {spec.default_world_size}")
     return EXIT_OK
 
 
@@ -158,7 +161,7 @@ def default_out_dir(name: str) -> Path:
 
 
 def _notice(line: str) -> None:
-    print(f"drill lab: notice: {line}", file=sys.stderr, flush=True)
+    say(f"drill lab: notice: {line}", file=sys.stderr, flush=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -184,7 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.torchrun:  # the driver and every launch it makes, here and in its children
         os.environ[LAUNCHER_ENV] = "torchrun"
     header = f"{spec.name} · world size {world_size} · {backend_choice(world_size)}"
-    print(header, file=sys.stderr if args.json else sys.stdout, flush=True)
+    say(header, file=sys.stderr if args.json else sys.stdout, flush=True)
     recorder = RunRecorder("lab", notify=_notice)
     recorder.start(spec.name, params, world_size, out_dir)  # the Labs screen lists CLI runs too
     try:
@@ -226,7 +229,6 @@ def _run_with_progress(
     name: str, params: dict[str, Any], world_size: int, out_dir: Path, timeout: float | None
 ) -> LabResult:
     from rich.console import Console
-    from rich.markup import escape
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from trainer_lab.api import ProgressEvent, run_lab
@@ -237,7 +239,7 @@ def _run_with_progress(
         SpinnerColumn(),
         TextColumn(f"[bold]{name}[/] W={world_size}"),
         BarColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # the lab's progress messages
         TimeElapsedColumn(),
         console=console,
         transient=True,
@@ -245,12 +247,12 @@ def _run_with_progress(
         task = progress.add_task("starting", total=None)
 
         def on_progress(event: ProgressEvent) -> None:
-            message = escape(event.message)
+            message = printable(event.message)
             progress.update(
                 task, description=message, completed=event.done, total=event.total or None
             )
 
-        with _signals_cancel(cancel, lambda line: console.print(escape(line), highlight=False)):
+        with _signals_cancel(cancel, lambda line: console.print(text(line), highlight=False)):
             return run_lab(
                 name, params, world_size, out_dir, timeout, on_progress=on_progress, cancel=cancel
             )
@@ -259,19 +261,19 @@ def _run_with_progress(
 def print_summary(result: LabResult) -> None:
     from trainer_lab.result import error_message, root_cause_traceback
 
-    print(
+    say(
         f"{result['lab']}: {result['status']} in {result['duration_s']:.1f} s "
         f"(world size {result['world_size']}, backend {result['env'].get('backend') or '-'})"
     )
     for check in result["checks"]:
         mark = "PASS" if check["passed"] else "FAIL"
-        print(f"  {mark}  {check['name']}: {check['detail']}")
+        say(f"  {mark}  {check['name']}: {check['detail']}")
     message = error_message(result)
     if message:
-        print(f"  error: {message}")
+        say(f"  error: {message}")
         trace = root_cause_traceback(result)
         if trace:
-            print("  root cause traceback (last lines):")
+            say("  root cause traceback (last lines):")
             for line in trace.strip().splitlines()[-6:]:
-                print(f"    {line}")
-    print(f"  run dir: {result['out_dir']}")
+                say(f"    {line}")
+    say(f"  run dir: {result['out_dir']}")

@@ -19,6 +19,7 @@ from typing import NoReturn
 
 from drill import __version__
 from drill.cli import cards, db, exercise, export, lab, mock, optimize, stats, study, verify
+from drill.cli.output import say
 from drill.errors import DrillError
 
 DESCRIPTION = """\
@@ -108,9 +109,9 @@ def cmd_decks_list(args: argparse.Namespace) -> int:
     decks = load_decks(args.decks)
     for loaded in decks.decks:
         count = len(loaded.deck.cards)
-        print(f"{loaded.deck.deck:<24} {count:>4} cards  {loaded.deck.title}  ({loaded.path})")
+        say(f"{loaded.deck.deck:<24} {count:>4} cards  {loaded.deck.title}  ({loaded.path})")
     for path in decks.invalid_paths:
-        print(f"{'(invalid)':<24} {'':>4}        {path}  (see: drill decks check)")
+        say(f"{'(invalid)':<24} {'':>4}        {path}  (see: drill decks check)")
     return 0
 
 
@@ -126,13 +127,13 @@ def cmd_decks_check(args: argparse.Namespace) -> int:
     else:
         checked = check_files(configured, link_checks=LAB_LINK_CHECKS)
     for problem in checked.problems:
-        print(problem)
+        say(problem)
     if checked.problems:
         files = len({p.path for p in checked.problems})
-        print(f"{len(checked.problems)} problem(s) in {files} file(s)", file=sys.stderr)
+        say(f"{len(checked.problems)} problem(s) in {files} file(s)", file=sys.stderr)
         return 1
     cards = sum(len(d.deck.cards) for d in checked.decks)
-    print(f"ok: {len(checked.decks)} deck(s), {cards} card(s), no problems")
+    say(f"ok: {len(checked.decks)} deck(s), {cards} card(s), no problems")
     return 0
 
 
@@ -163,10 +164,10 @@ def cmd_due(args: argparse.Namespace) -> int:
         return 0
     for s in summaries:
         nxt = s.next_due.astimezone().strftime("%Y-%m-%d %H:%M") if s.next_due else "-"
-        print(f"{s.deck_id:<24} due {s.due:>4}  new {s.new:>4}  next {nxt}")
-    print(f"{'total':<24} due {total['due']:>4}  new {total['new']:>4}")
+        say(f"{s.deck_id:<24} due {s.due:>4}  new {s.new:>4}  next {nxt}")
+    say(f"{'total':<24} due {total['due']:>4}  new {total['new']:>4}")
     for path in decks.invalid_paths:
-        print(f"skipped invalid deck: {path} (see: drill decks check)", file=sys.stderr)
+        say(f"skipped invalid deck: {path} (see: drill decks check)", file=sys.stderr)
     return 0
 
 
@@ -191,21 +192,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
-        print("drill: interrupted", file=sys.stderr)
+        say("drill: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0  # e.g. `drill due | head -1`
     except DrillError as error:
-        print(f"drill: error: {error}", file=sys.stderr)
+        say(f"drill: error: {error}", file=sys.stderr)
         return 2
     except Exception as error:
         if os.environ.get("DRILL_DEBUG") == "1":
             raise
         if isinstance(error, _storage_error_types()):
-            print(f"drill: error: {error}", file=sys.stderr)
+            say(f"drill: error: {error}", file=sys.stderr)
             return 2
         kind = type(error).__name__
-        print(
+        say(
             f"drill: unexpected error: {kind}: {error} (run with DRILL_DEBUG=1 for details)",
             file=sys.stderr,
         )

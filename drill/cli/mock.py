@@ -25,8 +25,10 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drill.cli.output import say
 from drill.errors import DrillError
 from drill.mock.errors import MockError
+from drill.text import printable
 from storage.errors import DatabaseError
 from trainer_lab.grading import PHASES
 
@@ -231,8 +233,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     for definition, path in list_rounds(_deck_dirs(args)):
         phases = ", ".join(f"{p.id} {p.minutes:g}m" for p in definition.phases)
-        print(f"{definition.round:<12} {definition.total_minutes:>4g} min  {definition.title}")
-        print(f"{'':<12} phases: {phases}  ({path.name})")
+        say(f"{definition.round:<12} {definition.total_minutes:>4g} min  {definition.title}")
+        say(f"{'':<12} phases: {phases}  ({path.name})")
     return 0
 
 
@@ -242,11 +244,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     with open_services(args) as services:
         rows = services.mock_store.history()
     if not rows:
-        print("No mock rounds yet. Start one with `drill mock`.")
+        say("No mock rounds yet. Start one with `drill mock`.")
         return 0
     for row in rows:
         result = f"{row.band} {row.score:.0%}" if row.band is not None else row.status
-        print(f"{row.id:>4}  {row.started_at:%Y-%m-%d %H:%M}  {row.round_key:<10} {result}")
+        say(f"{row.id:>4}  {row.started_at:%Y-%m-%d %H:%M}  {row.round_key:<10} {result}")
     return 0
 
 
@@ -267,25 +269,25 @@ def _text_report(report: Any, markdown: bool) -> int:  # report: RoundReport
     from drill.mock.report import clock
 
     if markdown:
-        sys.stdout.write(report.to_markdown())
+        sys.stdout.write(printable(report.to_markdown()))
         return 0
-    print(f"Mock round {report.round_id}: {report.title}")
-    print(
+    say(f"Mock round {report.round_id}: {report.title}")
+    say(
         f"Overall: {report.band} ({report.score:.0%})   time {clock(report.total_used_s)}"
         f" of {clock(report.total_budget_s)}"
     )
     for phase in report.phases:
-        print(
+        say(
             f"  {phase.title:<45} {phase.band:<10} {phase.score:>4.0%}"
             f"  {clock(phase.used_s)} / {clock(phase.budget_s)}"
         )
     weak = report.weak_cards()
     if weak:
-        print(
+        say(
             "Fed back to review: "
             + ", ".join(f"{c} ({'Again' if r == 1 else 'Hard'})" for c, r in weak)
         )
-    print(f"Full report: drill mock report {report.round_id} --md")
+    say(f"Full report: drill mock report {report.round_id} --md")
     return 0
 
 
@@ -296,9 +298,9 @@ def _play(run: Any, rate: Any) -> int:
     if run.dirty:
         run.autosave()
     if run.store.load(run.round_id).status != "done":
-        print(f"Round {run.round_id} saved. Resume with: drill mock resume {run.round_id}")
+        say(f"Round {run.round_id} saved. Resume with: drill mock resume {run.round_id}")
     else:
-        print(f"Report: drill mock report {run.round_id} --md")
+        say(f"Report: drill mock report {run.round_id} --md")
     return 0
 
 
@@ -327,8 +329,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_contract(args: argparse.Namespace) -> int:
     from trainer_lab.grading import CONTRACT, DATASET_MODULE_FILE, dataset_source
 
-    print(CONTRACT)
-    print(f"--- {DATASET_MODULE_FILE} (the given dataset module; import it from train.py) ---")
+    say(CONTRACT)
+    say(f"--- {DATASET_MODULE_FILE} (the given dataset module; import it from train.py) ---")
     sys.stdout.write(dataset_source())
     return 0
 
@@ -339,9 +341,9 @@ def _print_checks(checks: list[dict[str, Any]]) -> None:
     for c in checks:
         verdict = "PASS" if c["passed"] else "FAIL"
         lines = textwrap.wrap(c["detail"], 100 - len(indent)) or [""]
-        print(f"{verdict:<4}  {c['name']:<{width}}  {lines[0]}")
+        say(f"{verdict:<4}  {c['name']:<{width}}  {lines[0]}")
         for line in lines[1:]:
-            print(indent + line)
+            say(indent + line)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -361,15 +363,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from trainer_lab.grading import LAB, ScriptError, grade
 
     def progress(message: str) -> None:
-        print(f"  {message}", file=sys.stderr, flush=True)
+        say(f"  {message}", file=sys.stderr, flush=True)
 
     out_dir = new_run_dir(runs_dir(), LAB)
     graded = path
     if notebook:  # the cell's train.py, graded like a file (the notebook itself is never run)
         graded, cell = _notebook_script(path, out_dir)
-        print(f"Graded: {cell}", file=sys.stdout if not args.json else sys.stderr)
+        say(f"Graded: {cell}", file=sys.stdout if not args.json else sys.stderr)
     if not args.json:
-        print(f"Grading {path} against the coding contract ({', '.join(phases)})", file=sys.stderr)
+        say(f"Grading {path} against the coding contract ({', '.join(phases)})", file=sys.stderr)
     try:
         grading = grade(graded, out_dir, phases, on_progress=None if args.json else progress)
     except ScriptError as error:
@@ -377,7 +379,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from drill.cli.services import open_services
 
     def notice(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
+        say(line, file=sys.stderr, flush=True)
 
     try:
         with open_services(args) as services:
@@ -389,10 +391,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
     else:
         _print_checks(list(grading.checks))
         if grading.likely_causes:
-            print("Likely causes:")
+            say("Likely causes:")
             for cause in grading.likely_causes:
-                print(textwrap.fill(cause, 100, initial_indent="  - ", subsequent_indent="    "))
-        print(
+                say(textwrap.fill(cause, 100, initial_indent="  - ", subsequent_indent="    "))
+        say(
             f"{grading.passed}/{grading.total} checks hold ({grading.duration_s:.0f} s); "
             f"result: {out_dir}"
         )
@@ -425,9 +427,9 @@ def cmd_notebook(args: argparse.Namespace) -> int:
 
     path = write_round_notebook(Path(args.out)) if args.out else new_workspace(_coding_rounds())
     folder, name = quote(str(path.parent)), quote(path.name)
-    print(f"Notebook round: {path}  (drill_data.py beside it)")
-    print(f"Open it:  cd {folder} && jupyter lab {name}   (or VS Code; Colab: upload both)")
-    print(f"Grade it: drill mock grade {quote(str(path))}")
+    say(f"Notebook round: {path}  (drill_data.py beside it)")
+    say(f"Open it:  cd {folder} && jupyter lab {name}   (or VS Code; Colab: upload both)")
+    say(f"Grade it: drill mock grade {quote(str(path))}")
     return 0
 
 
@@ -475,18 +477,18 @@ def cmd_coding_report(round_id: int, markdown: bool) -> int:
 
     report = build_report(_coding_session(round_id))
     if markdown:
-        sys.stdout.write(to_markdown(report))
+        sys.stdout.write(printable(to_markdown(report)))
         return 0
-    print(f"Coding round {report.round_id}: {report.grades} grading runs")
+    say(f"Coding round {report.round_id}: {report.grades} grading runs")
     for phase in report.phases:
         held = sum(1 for c in phase.checks if c["passed"])
         counts = f"  {held}/{len(phase.checks)} checks hold" if phase.checks else ""
-        print(f"  {phase.title:<42} {clock(phase.used_s):>6} of {clock(phase.budget_s)}{counts}")
+        say(f"  {phase.title:<42} {clock(phase.used_s):>6} of {clock(phase.budget_s)}{counts}")
     _print_checks([c for c in report.checks if not c["passed"]])
     cards = report.failed_cards()
     if cards:
-        print("Linked review cards: " + ", ".join(cards))
-    print(f"Full report: drill mock report coding {report.round_id} --md")
+        say("Linked review cards: " + ", ".join(cards))
+    say(f"Full report: drill mock report coding {report.round_id} --md")
     return 0
 
 
@@ -496,9 +498,9 @@ def _play_coding(session: Any, services: Services) -> int:
 
     CodingApp(session, ServicesSlot(services)).run()
     session.save()
-    print(f"Coding round {session.round_id}: {session.script}")
+    say(f"Coding round {session.round_id}: {session.script}")
     if session.finished:
-        print(f"Report: drill mock report coding {session.round_id} --md")
+        say(f"Report: drill mock report coding {session.round_id} --md")
     else:
-        print(f"Resume with: drill mock coding resume {session.round_id}")
+        say(f"Resume with: drill mock coding resume {session.round_id}")
     return 0

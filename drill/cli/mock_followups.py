@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from drill.cli.output import say
 from drill.mock.errors import MockError
 
 USAGE = "usage: drill mock followups FILE [--phase P] [--json]"
@@ -81,7 +82,7 @@ def cmd_followups(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     if not args.json:
-        print(f"Grading {path}, then choosing follow-up questions ...", file=sys.stderr)
+        say(f"Grading {path}, then choosing follow-up questions ...", file=sys.stderr)
     result = graded_result(args)
     # the text that was graded: FILE, or the train.py cell a notebook's grading wrote out
     graded = (result.get("params") or {}).get("script")
@@ -105,18 +106,18 @@ def cmd_followups(args: argparse.Namespace) -> int:
     from drill.cli import mock
 
     mock._print_checks([c for c in result.get("checks") or [] if isinstance(c, dict)])
-    print(
+    say(
         f"{summary['checks_passed']}/{summary['checks_total']} checks hold; "
         f"{len(questions)} follow-up questions:"
     )
     for number, q in enumerate(questions, 1):
-        print()
-        print(f"{number}. [{q.kind}: {q.source_check}] {q.id}")
-        print(_wrap(q.question, "   ", "   "))
-        print("   A good answer states:")
+        say()
+        say(f"{number}. [{q.kind}: {q.source_check}] {q.id}")
+        say(_wrap(q.question, "   ", "   "))
+        say("   A good answer states:")
         for item in q.rubric:
-            print(_wrap(item, "   - ", "     "))
-        print(_wrap("Cards: " + ", ".join(q.cards), "   ", " " * 10))
+            say(_wrap(item, "   - ", "     "))
+        say(_wrap("Cards: " + ", ".join(q.cards), "   ", " " * 10))
     return 0
 
 

@@ -11,6 +11,8 @@ import math
 import sys
 from typing import Any
 
+from drill.cli.output import say
+
 DESCRIPTION = """\
 Fit FSRS-6 parameters to your own review log (fsrs-rs, a few seconds at most), show how well
 the current and the fitted parameters predict your past reviews (log loss: lower is better),
@@ -67,34 +69,32 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     settings = load_settings()
     job = app_fit_job(settings, timeout_s=args.timeout)
     try:
-        result = job.run(lambda message: print(f"  {message} ...", file=sys.stderr, flush=True))
+        result = job.run(lambda message: say(f"  {message} ...", file=sys.stderr, flush=True))
     except NotEnoughReviews as error:
-        print(f"drill: {error}; keep reviewing and try again later", file=sys.stderr)
+        say(f"drill: {error}; keep reviewing and try again later", file=sys.stderr)
         return 1
     except OptimizeError as error:
-        print(f"drill: error: {error}", file=sys.stderr)
+        say(f"drill: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         job.cancel()
         raise
     which = "your current" if settings.fsrs_parameters else "the default"
-    print(f"reviews: {result.reviews} logged, {result.items} usable")
-    print(f"log loss with {which} parameters: {result.before.log_loss:.4f}")
-    print(f"log loss with the fitted parameters: {result.after.log_loss:.4f}")
-    print(f"RMSE (bins): {result.before.rmse_bins:.4f} -> {result.after.rmse_bins:.4f}")
-    print("fitted parameters: " + ", ".join(f"{v:.4f}" for v in result.fitted))
+    say(f"reviews: {result.reviews} logged, {result.items} usable")
+    say(f"log loss with {which} parameters: {result.before.log_loss:.4f}")
+    say(f"log loss with the fitted parameters: {result.after.log_loss:.4f}")
+    say(f"RMSE (bins): {result.before.rmse_bins:.4f} -> {result.after.rmse_bins:.4f}")
+    say("fitted parameters: " + ", ".join(f"{v:.4f}" for v in result.fitted))
     if not result.improves:
-        print(
-            f"not adopted: the fitted parameters predict your reviews no better than {which} ones"
-        )
+        say(f"not adopted: the fitted parameters predict your reviews no better than {which} ones")
         return 0
     if not args.yes:
         if not sys.stdin.isatty():
-            print("not adopted: stdin is not a terminal (run `drill optimize --yes` to adopt)")
+            say("not adopted: stdin is not a terminal (run `drill optimize --yes` to adopt)")
             return 0
         if not _ask("adopt the fitted parameters? [y/N] "):
-            print("not adopted")
+            say("not adopted")
             return 0
     path = adopt_parameters(result.fitted)
-    print(f"adopted: fsrs_parameters written to {path}")
+    say(f"adopted: fsrs_parameters written to {path}")
     return 0

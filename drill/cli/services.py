@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from drill.cli.output import say
+
 if TYPE_CHECKING:
     from drill.services import Services
 
@@ -28,7 +30,7 @@ def open_services(args: argparse.Namespace) -> Iterator[Services]:
     services = load_services(deck_dirs)
     try:
         for notice in services.notices:
-            print(f"drill: note: {notice}", file=sys.stderr)
+            say(f"drill: note: {notice}", file=sys.stderr)
         yield services
     finally:
         services.close()

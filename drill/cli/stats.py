@@ -10,6 +10,8 @@ import argparse
 import json
 from typing import Any
 
+from drill.cli.output import say
+
 DESCRIPTION = """\
 Review statistics: reviews per day and streak, true retention (reviews of mature cards,
 interval >= 21 days, not rated Again) per deck and week, the due forecast for 30 days, card
@@ -42,7 +44,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(json.dumps(stats.to_json(), indent=2))
         return 0
     for line in text_report(stats.to_json()):
-        print(line)
+        say(line)
     return 0
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drill.errors import DrillError
+from drill.text import printable
 
 if TYPE_CHECKING:
     from trainer_lab.result import LabResult
@@ -82,9 +83,6 @@ class _Display:
     """One rich Progress: an overall bar and a line per running lab."""
 
     def __init__(self, progress: Any, total: int) -> None:
-        from rich.markup import escape
-
-        self.escape = escape
         self.progress = progress
         self.overall = progress.add_task("labs", total=total)
         self.lines: dict[Any, Any] = {}
@@ -92,7 +90,7 @@ class _Display:
 
     def start(self, job: Any, estimate_s: float) -> None:
         with self.lock:
-            label = self.escape(f"  {job.label()} (~{estimate_s:.0f} s)")
+            label = printable(f"  {job.label()} (~{estimate_s:.0f} s)")  # shown without markup
             self.lines[job] = self.progress.add_task(label, total=None)
 
     def finish(self, outcome: Any) -> None:
@@ -110,29 +108,28 @@ class _Display:
             message = str(event.get("message", ""))[:60]
             done, total = event.get("done", 0), event.get("total", 0)
             step = f" [{done}/{total}]" if total else ""
-            self.progress.update(task, description=self.escape(f"  {job.label()}{step} {message}"))
+            self.progress.update(task, description=printable(f"  {job.label()}{step} {message}"))
 
 
 def _open_run_log(console: Any) -> Any:
     """The app database, where verify records its runs and finds its cache; None (every lab
     runs, nothing is recorded) when it cannot be opened."""
-    from rich.markup import escape
-
+    from drill.cli.output import text
     from drill.database import open_app_database
     from storage.errors import DatabaseError
 
     try:
         return open_app_database()
     except (DatabaseError, OSError) as error:
-        console.print(f"[yellow]no run log, every lab runs: {escape(str(error))}[/yellow]")
+        console.print(text(f"no run log, every lab runs: {error}", "yellow"))
         return None
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from drill.cli.output import text
     from drill.decks import links as lab_links
     from drill.decks.loader import load_decks
     from drill.labs.schedule import default_budget
@@ -148,7 +145,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.card and deckset.card(args.card) is None:
         raise DrillError(f"unknown card {args.card!r}")
     for problem in deckset.problems:
-        console.print(f"[red]{escape(str(problem))}[/red]", highlight=False)
+        console.print(text(problem, "red"), highlight=False)
     cards = linked_cards(deckset, args.deck, args.card)
     if not cards:
         console.print("no card with a lab block to verify")
@@ -165,7 +162,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     started = time.monotonic()
     cancel = threading.Event()
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # job labels and lab messages
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),
@@ -204,21 +201,23 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def _print_verify(
     console: Any, args: Any, report: Any, n_cards: int, runs: str, elapsed: float, problems: int
 ) -> int:
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
+
+    from drill.cli.output import text
 
     table = Table(title="drill verify", show_lines=False)
     for column in ("card", "lab", "claim", "observed", "verdict"):
         table.add_column(column, overflow="fold")
     rows = report.failures if args.failures_only else report.rows
     for row in rows:
-        verdict = "[green]holds[/green]"
+        verdict = Text("holds", "green")
         if row.skipped:
-            verdict = "[yellow]skipped on this device[/yellow]"
+            verdict = Text("skipped on this device", "yellow")
         elif not row.passed:
-            verdict = f"[red]FAILS[/red] {escape(row.detail)}"
+            verdict = Text.assemble(("FAILS", "red"), " ", text(row.detail))
         cells = (row.card_id, row.lab, row.claim, row.observed)
-        table.add_row(*(escape(cell) for cell in cells), verdict)
+        table.add_row(*(text(cell) for cell in cells), verdict)
     if rows:
         console.print(table)
     summary = f"{len(report.rows)} claim(s) on {n_cards} card(s), {runs} in {elapsed:.1f} s"
@@ -234,8 +233,9 @@ def _print_verify(
 
 
 def _print_strength(console: Any, report: Any, runs: str, elapsed: float, problems: int) -> int:
-    from rich.markup import escape
     from rich.table import Table
+
+    from drill.cli.output import text
 
     table = Table(title="drill verify --strength", show_lines=False)
     for column in ("card", "lab", "broken by", "verdict"):
@@ -251,13 +251,13 @@ def _print_strength(console: Any, report: Any, runs: str, elapsed: float, proble
         broken = ", ".join(card.breakers) or "-"
         if silent:
             broken += f" (no result: {', '.join(silent)})"
-        table.add_row(escape(card.card_id), escape(card.lab), escape(broken), verdict)
+        table.add_row(text(card.card_id), text(card.lab), text(broken), verdict)
     console.print(table)
     weak = report.weak
     summary = f"{len(report.cards)} card(s), {runs} in {elapsed:.1f} s"
     if weak or problems:
         names = ", ".join(card.card_id for card in weak)
-        console.print(f"[red]{summary}: {len(weak)} card(s) test nothing: {escape(names)}")
+        console.print(text(f"{summary}: {len(weak)} card(s) test nothing: {names}", "red"))
         return 1
     console.print(f"[green]{summary}: every card is broken by some sabotage")
     return 0

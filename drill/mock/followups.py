@@ -36,7 +36,7 @@ from drill.mock.followup_table import (
     WHAT_IF_ORDER,
     Template,
 )
-from trainer_lab.grading.contract import (
+from trainer_lab.grading import (
     BATCH_SIZE,
     CKPT_EVERY,
     DATASET_SIZE,

@@ -1,18 +1,21 @@
 """Decks as an Anki package (.apkg, written with genanki): one Anki deck per drill deck, named
 `drill::<deck id>`; card Markdown rendered to HTML (markdown-it-py, raw HTML in a deck escaped:
-deck files are untrusted); tags kept (spaces become `_`, Anki splits tags on spaces). Note GUIDs,
+deck files are untrusted; the deck description, which Anki also renders as HTML, is the deck's
+title HTML-escaped); tags kept (spaces become `_`, Anki splits tags on spaces). Note GUIDs,
 the note type id and deck ids derive from stable names and card ids, so importing a re-export
 updates the notes instead of adding copies."""
 
 from __future__ import annotations
 
 import hashlib
+import html
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drill.review.export_target import write_atomically
+from drill.text import printable
 
 if TYPE_CHECKING:
     from drill.decks.models import Card, Deck
@@ -48,6 +51,11 @@ def anki_tag(tag: str) -> str:
     return re.sub(r"\s+", "_", tag.strip())
 
 
+def html_text(text: str) -> str:
+    """Plain text for a place Anki renders as HTML: escaped, control characters replaced."""
+    return html.escape(printable(text))
+
+
 def render_markdown(text: str) -> str:
     from markdown_it import MarkdownIt
 
@@ -73,7 +81,7 @@ def _note(model, card: Card):  # type: ignore[no-untyped-def]
         render_markdown(card.front),
         render_markdown(card.back),
         render_markdown(card.more) if card.more.strip() else "",
-        card.id,
+        html_text(card.id),
     ]
     tags = [t for t in (anki_tag(tag) for tag in card.tags) if t]
     return genanki.Note(model=model, fields=fields, tags=tags, guid=note_guid(card.id))
@@ -92,7 +100,8 @@ def write_apkg(
     notes = 0
     for deck in decks:
         name = DECK_PREFIX + deck.deck
-        anki_deck = genanki.Deck(stable_id(f"deck:{deck.deck}"), name, description=deck.title)
+        description = html_text(deck.title)  # Anki shows a deck's description as HTML
+        anki_deck = genanki.Deck(stable_id(f"deck:{deck.deck}"), name, description=description)
         for card in deck.cards:
             anki_deck.add_note(_note(model, card))
             notes += 1

@@ -21,6 +21,7 @@ from drill.services import Services
 from drill.tui.backend import AppOptions, invalid_deck_notice
 from drill.tui.compat import debug_enabled
 from drill.tui.host import DrillHost
+from drill.tui.plain import shown
 from drill.tui.screens.home import HomeScreen
 
 __all__ = ["AppOptions", "DrillApp", "run_app"]
@@ -101,7 +102,7 @@ class DrillApp(DrillHost):
             error = event.worker.error
             self.load_error = f"{type(error).__name__}: {error}"
             message = f"drill: error: cannot load decks or database: {error}"
-            self.exit(return_code=2, message=message)
+            self.exit(return_code=2, message=shown(message))  # printed by Rich: no markup
             return
         if event.state != WorkerState.SUCCESS:
             return

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING
 
 from drill.tui.backend import AppOptions, Backend
 from drill.tui.compat import QuietCrashes
+from drill.tui.plain import PlainNotices
 
 if TYPE_CHECKING:
     from drill.review.due import FirstPaint
     from drill.services import Services, ServicesSlot
 
 
-class DrillHost(QuietCrashes[int]):
+class DrillHost(PlainNotices[int], QuietCrashes[int]):
     def __init__(self, options: AppOptions | None = None) -> None:
         super().__init__()
         self.options = options or AppOptions()

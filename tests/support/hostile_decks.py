@@ -5,6 +5,7 @@ deep, directories, links, FIFOs) are made on the spot."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -65,3 +66,84 @@ def hostile_folder(directory: Path, *, with_good: bool = True) -> dict[str, str]
     if with_good:
         (directory / "good.yaml").write_text(GOOD_DECK)
     return {**CORPUS_PROBLEMS, **made_problems(directory)}
+
+
+# --- text that must be shown as text (DESIGN.md, "Text from outside is text") -------------------
+# A valid deck whose every string is hostile: Rich/Textual markup ("[/x]" once crashed the app,
+# "[link=...]" crashed it on opening the deck, "C++ [advanced]" lost its brackets), terminal
+# escapes (OSC 2 window title, OSC 52 clipboard write, CSI 2J clear screen, the 8-bit CSI 0x9b)
+# and HTML (which Anki would render). YAML's double-quoted escapes (\e, \a, \x9b) write them.
+MARKUP = r"C++ [advanced] [/x] [bold]b[/bold] [link=file:///etc/passwd]L[/link] [$accent]v"
+ESCAPES = r"\e]2;pwned\a \e]52;c;cGF5bG9hZA==\a \e[2J \x9b2J \x7f \x85"
+HTML = "<img src=x onerror=alert(1)>"
+HOSTILE = f"{MARKUP} {ESCAPES} {HTML}"
+SHOWN = "C++ [advanced] [/x] [bold]b[/bold] [link=file:///etc/passwd]L[/link]"  # as typed
+TITLE_SHOWN = "C++ [advanced] [/x]"  # the start of the deck title, which a narrow cell may cut
+
+HOSTILE_TEXT_DECK = f"""\
+deck: hostile
+title: "{HOSTILE}"
+description: "{HOSTILE}"
+cards:
+  - id: hostile-lab
+    level: easy
+    tags: ["{MARKUP}", "\\e]2;tag\\a", "{HTML}"]
+    front: "{HOSTILE}"
+    back: "{HOSTILE}"
+    more: "{HOSTILE}"
+    rubric: ["{HOSTILE}", "C++ [advanced]"]
+    lab:
+      run: ddp-baseline
+      params: {{steps: 4}}
+      world_size: 2
+      expect: ["max_rel_loss_diff <= 1e-5"]
+    predict:
+      ask: "{HOSTILE}"
+      choices:
+        - {{text: "{HOSTILE}", when: "grad_mismatch_steps == 0"}}
+        - {{text: "[/y] \\x9b2J", when: "grad_mismatch_steps > 0"}}
+  - id: hostile-plain
+    level: medium
+    tags: ["[/z]"]
+    front: "{HOSTILE}"
+    back: "{HOSTILE}"
+"""
+
+# What the hostile text is once YAML has read it (for results and run output in tests).
+HOSTILE_VALUE = (
+    "C++ [advanced] [/x] [bold]b[/bold] [link=file:///etc/passwd]L[/link] [$accent]v "
+    "\x1b]2;pwned\x07 \x1b]52;c;cGF5bG9hZA==\x07 \x1b[2J \x9b2J \x7f \x85 " + HTML
+)
+
+# A lab result whose run output is hostile (check names and details, an error, observations).
+HOSTILE_RESULT: dict[str, object] = {
+    "lab": "ddp-baseline",
+    "status": "failed",
+    "observations": {
+        "max_rel_loss_diff": 1.2e-7,
+        "grad_mismatch_steps": 0,
+        "steps": 4,
+        HOSTILE_VALUE: HOSTILE_VALUE,
+    },
+    "checks": [
+        {"name": HOSTILE_VALUE, "passed": False, "detail": HOSTILE_VALUE},
+        {"name": "losses_match", "passed": True, "detail": HOSTILE_VALUE},
+    ],
+    "error": {"message": HOSTILE_VALUE},
+    "duration_s": 1.5,
+}
+
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def write_hostile_text_deck(directory: Path) -> Path:
+    """The hostile-text deck, alone in `directory` (valid: `drill decks check` passes it)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "hostile.yaml"
+    path.write_text(HOSTILE_TEXT_DECK)
+    return path
+
+
+def control_chars(text: str) -> list[str]:
+    """The control characters (but newline and tab) in `text`: none may reach a terminal."""
+    return CONTROL_CHARS.findall(text)

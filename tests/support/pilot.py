@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import html
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +16,8 @@ from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import RadioButton, Static
+
+from drill.tui.plain import PlainNotices
 
 
 def run_async(test: Callable[..., Any]) -> Callable[..., None]:
@@ -33,6 +37,17 @@ async def until(pilot: Pilot, condition: Callable[[], bool], tries: int = 1500) 
             return
         await pilot.pause(0.02)
     raise AssertionError("condition never held")
+
+
+def screen_text(app: App[Any]) -> str:
+    """What the app's screen shows now, row by row, from Textual's SVG screenshot: the cells
+    the compositor would send to the terminal (notifications included), every character a
+    widget rendered kept, control characters too."""
+    svg = app.export_screenshot()
+    rows: dict[float, list[str]] = {}
+    for y, text in re.findall(r'<text[^>]*\sy="([\d.]+)"[^>]*>(.*?)</text>', svg, re.S):
+        rows.setdefault(float(y), []).append(html.unescape(text).replace("\xa0", " "))
+    return "\n".join("".join(parts) for _, parts in sorted(rows.items()))
 
 
 def text_of(pilot: Pilot, selector: str) -> str:
@@ -65,8 +80,9 @@ class Notices:
         return [text for text, level in self.shown if severity in (None, level)]
 
 
-class HostApp(App[None]):
-    """Pushes one screen on mount and records what it dismissed with."""
+class HostApp(PlainNotices[None]):
+    """Pushes one screen on mount and records what it dismissed with (notices as the app
+    shows them: text, never markup)."""
 
     def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()

@@ -18,14 +18,19 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from trainer_lab.grading.contract import (
+    BATCH_SIZE,
     CHECK_NAMES,
+    CKPT_EVERY,
     CONTRACT,
     DATASET_MODULE_FILE,
+    DATASET_SIZE,
     DEFAULT_TIMEOUT_S,
     FILES,
     LAB,
     PHASES,
+    RESTART_KILLED_AFTER,
     SCRIPT_NAME,
+    TEAR_AFTER,
     dataset_source,
     model_answer_source,
     starter_source,
@@ -34,14 +39,19 @@ from trainer_lab.grading.outcome import Grading
 from trainer_lab.usercode.source import ScriptError
 
 __all__ = [
+    "BATCH_SIZE",
     "CHECK_NAMES",
+    "CKPT_EVERY",
     "CONTRACT",
     "DATASET_MODULE_FILE",
+    "DATASET_SIZE",
     "DEFAULT_TIMEOUT_S",
     "FILES",
     "LAB",
     "PHASES",
+    "RESTART_KILLED_AFTER",
     "SCRIPT_NAME",
+    "TEAR_AFTER",
     "Grading",
     "ScriptError",
     "dataset_source",

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from drill.review import browse
 from drill.services import ServicesSlot
+from drill.tui import plain
 from drill.tui.screens import browser_columns
 from drill.tui.screens.browser_columns import GAP, Column
 from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
@@ -119,7 +120,7 @@ class BrowserScreen(Screen[None]):
         self.now, self.day_start_hour = services.now, services.settings.day_start_hour
         done = actions.read(lambda: browse.build_rows(decks, db.path))
         if done.value is None:
-            self.query_one("#browse-count", Static).update(str(done.notice))
+            self.query_one("#browse-count", Static).update(plain.shown(done.notice))
             return
         self.rows = done.value
         self._layout(self.size.width or self.app.size.width)
@@ -165,7 +166,7 @@ class BrowserScreen(Screen[None]):
         found, query = browse.search(self.rows, text, self.now())
         if (query.hint or "") != self._hint:
             self._hint = query.hint or ""
-            self.query_one("#browse-hint", Static).update(self._hint)
+            self.query_one("#browse-hint", Static).update(plain.shown(self._hint))
         table = self.query_one("#browse-table", DataTable)
         keep = self.current()
         shown = found[:MAX_SHOWN]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from drill.text import printable
 from drill.tui.formatting import format_next_due
 
 if TYPE_CHECKING:
@@ -59,6 +60,9 @@ def layout(width: int, id_width: int, deck_width: int) -> tuple[Column, ...]:
 
 
 def clip(text: str, width: int) -> Text:
+    """A cell: outside text as Text (never markup), control characters replaced, cut to
+    `width` with an ellipsis."""
+    text = printable(text)
     return Text(text if len(text) <= width else text[: width - 1] + "…", no_wrap=True)
 
 

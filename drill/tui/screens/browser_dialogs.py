@@ -10,6 +10,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from drill.tui.plain import shown
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """A yes/no question: `y` confirms, `n` / escape declines."""
@@ -31,7 +33,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.question, id="confirm-question")
+            yield Static(shown(self.question), id="confirm-question")
             yield Static("y: yes · n / escape: no", id="confirm-keys")
 
     def action_answer(self, answer: bool) -> None:
@@ -58,9 +60,9 @@ class HistoryScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         count = f"{len(self.lines)} review{'s' if len(self.lines) != 1 else ''}"
         with Vertical():
-            yield Static(f"Review history of {self.card_id} ({count}, newest first)")
+            yield Static(shown(f"Review history of {self.card_id} ({count}, newest first)"))
             with VerticalScroll(id="history-lines"):
-                yield Static("\n".join(self.lines) or "Never reviewed.", id="history-text")
+                yield Static(shown("\n".join(self.lines) or "Never reviewed."), id="history-text")
             yield Static("escape: close")
 
     def action_close(self) -> None:

@@ -15,11 +15,11 @@ import re
 import threading
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.markup import escape
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
@@ -27,6 +27,7 @@ from drill.mock.clock import PhaseAdvanced, PhaseAlarm, RoundFinished, Status
 from drill.mock.coding import CONTRACT, grade
 from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.report import clock as fmt_clock
+from drill.tui.plain import PlainNotices, editable, joined, lines, shown
 
 if TYPE_CHECKING:
     from drill.services import ServicesSlot
@@ -49,14 +50,16 @@ def reflow(text: str) -> str:
     return "\n".join(out)
 
 
-def verdict_lines(result: dict) -> list[str]:
-    lines = []
+def verdict_lines(result: dict) -> list[Content]:
+    """One line per check and likely cause; the checks' words come from the user's run, so
+    they are text, never markup (drill.tui.plain)."""
+    rows = []
     for c in result["checks"]:
-        mark = "[green]PASS[/]" if c["passed"] else "[red]FAIL[/]"
-        lines.append(f"{mark} {c['name']}: {escape(c['detail'])}")
+        mark = ("PASS", "green") if c["passed"] else ("FAIL", "red")
+        rows.append(joined(mark, f" {c['name']}: {c['detail']}"))
     for cause in result["observations"].get("likely_causes", []):
-        lines.append(f"[yellow]likely cause:[/] {escape(cause)}")
-    return lines
+        rows.append(joined(("likely cause:", "yellow"), f" {cause}"))
+    return rows
 
 
 class CodingRoundScreen(Screen[None]):
@@ -110,7 +113,7 @@ class CodingRoundScreen(Screen[None]):
                 with VerticalScroll(id="contract"):
                     yield Static("", id="pushback")
                     yield Static(reflow(CONTRACT), markup=False, id="contract-text")
-                yield TextArea(self.notes, id="notes", soft_wrap=True)
+                yield TextArea(editable(self.notes), id="notes", soft_wrap=True)
             with Vertical(id="right"):
                 yield TextArea.code_editor(self.code, language="python", id="editor")
                 with VerticalScroll(id="verdicts"):
@@ -120,7 +123,7 @@ class CodingRoundScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#notes", TextArea).border_title = "Notes"
         editor = self.query_one("#editor", TextArea)
-        editor.border_title = self._script_label()
+        editor.border_title = shown(self._script_label())  # a path: text, not markup
         editor.focus()  # type at once; tab moves to the notes
         if self.session.clock.total_used_s() > 0:
             self.notify("Round resumed where it was saved. F2 continues the clock.", timeout=6)
@@ -168,7 +171,7 @@ class CodingRoundScreen(Screen[None]):
         clock = self.session.clock
         phase = self.session.phase
         self.query_one("#phase-name", Static).update(
-            f"Phase {clock.phase + 1}/{len(CODING_PHASES)}: {phase.title}"
+            shown(f"Phase {clock.phase + 1}/{len(CODING_PHASES)}: {phase.title}")
         )
         clock_text = self.query_one("#phase-clock", Static)
         clock_text.update(f"Phase {fmt_clock(clock.phase_remaining_s())}")
@@ -209,10 +212,10 @@ class CodingRoundScreen(Screen[None]):
     def _show_pushback(self, cards: list[dict]) -> None:
         if not cards:
             return
-        lines = ["[b]Pushback: the interviewer asks (answer in the notes)[/b]"]
-        lines += [f"{i}. {escape(str(c.get('text', '')))}" for i, c in enumerate(cards, 1)]
+        head = ("Pushback: the interviewer asks (answer in the notes)", "b")
+        questions = [f"{i}. {c.get('text', '')}" for i, c in enumerate(cards, 1)]
         box = self.query_one("#pushback", Static)
-        box.update("\n".join(lines))
+        box.update(lines([head, *questions]))
         box.add_class("shown")
         self.query_one("#contract", VerticalScroll).scroll_home(animate=False)
 
@@ -279,7 +282,7 @@ class CodingRoundScreen(Screen[None]):
             return
         self.action_save()
         self.grading = True
-        self.query_one("#verdict-text", Static).update(f"Grading {', '.join(phases)} ...")
+        self.query_one("#verdict-text", Static).update(shown(f"Grading {', '.join(phases)} ..."))
         self._grade(phases)
 
     @work(thread=True, exclusive=True)
@@ -287,44 +290,44 @@ class CodingRoundScreen(Screen[None]):
         out_dir = self.session.folder / "grades" / str(len(list(self._grades_dir())) + 1)
         try:
             result = grade(self.session.script, out_dir, phases=phases, cancel=self.cancel)
-            text = "\n".join(verdict_lines(dict(result)))
-            text += self._record(dict(result), out_dir)
+            rows = verdict_lines(dict(result))
+            rows += self._record(dict(result), out_dir)
             if self.session.finished and not self.cancel.is_set():
-                text += self._feed_back()
+                rows += self._feed_back()
+            text = lines(rows)
         except Exception as error:
-            text = f"[red]grading failed:[/] {escape(f'{type(error).__name__}: {error}')}"
+            text = joined(("grading failed:", "red"), f" {type(error).__name__}: {error}")
         self.app.call_from_thread(self._show_verdicts, text)
 
-    def _record(self, result: dict, out_dir) -> str:
+    def _record(self, result: dict, out_dir) -> list[Content]:
         """Record the grading in the run log; a notice line when that failed."""
         services = self.slot.ready
         if services is None:
-            return "\n[yellow]not recorded in the run log: the database did not load[/]"
+            return [joined(("not recorded in the run log: the database did not load", "yellow"))]
         notices: list[str] = []
         services.record_grading(result, out_dir, notices.append)
-        return "".join(f"\n[yellow]{escape(n)}[/]" for n in notices)
+        return [joined((n, "yellow")) for n in notices]
 
-    def _feed_back(self) -> str:
+    def _feed_back(self) -> list[Content]:
         """Rate the failed checks' cards once the round is over (the text rounds' feedback)."""
         from drill.mock.errors import MockError
 
         services = self.slot.ready
+        not_fed = ("not fed back to review:", "yellow")
         if services is None:
-            return "\n[yellow]not fed back to review:[/] the database did not load"
+            return [joined(not_fed, " the database did not load")]
         try:
             rated = services.feed_back_coding(self.session)
         except (MockError, OSError) as error:
-            return f"\n[yellow]not fed back to review:[/] {escape(str(error))}"
-        lines = (
-            "\n[bold]Fed back to review (Again):[/] " + escape(", ".join(rated)) if rated else ""
-        )
-        return lines + "\nF4: your code beside the model answer."
+            return [joined(not_fed, f" {error}")]
+        fed = [joined(("Fed back to review (Again):", "bold"), " " + ", ".join(rated))]
+        return [*(fed if rated else []), joined("F4: your code beside the model answer.")]
 
     def _grades_dir(self):
         folder = self.session.folder / "grades"
         return folder.iterdir() if folder.is_dir() else iter(())
 
-    def _show_verdicts(self, text: str) -> None:
+    def _show_verdicts(self, text: Content) -> None:
         self.grading = False
         self.query_one("#verdict-text", Static).update(text)
         pending, self._pending = self._pending, None
@@ -332,7 +335,7 @@ class CodingRoundScreen(Screen[None]):
             self._start_grading(pending)
 
 
-class CodingApp(App[None]):
+class CodingApp(PlainNotices[None]):
     TITLE = "drill mock coding"
 
     def __init__(self, session: CodingSession, slot: ServicesSlot) -> None:

@@ -12,17 +12,18 @@ from __future__ import annotations
 import threading
 from typing import Any, ClassVar
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from drill import actions
 from drill.exercises.progress import Progress
 from drill.exercises.service import RATING_NAMES, ExerciseInfo, ExerciseService, RateCard
+from drill.tui.plain import Part, joined, lines, shown
 from drill.tui.screens.coding_round import verdict_lines
 
 
@@ -62,7 +63,7 @@ class ExerciseScreen(Screen[int | None]):
 
     def compose(self) -> ComposeResult:
         spec = self.info.spec
-        yield Static(f"Exercise · {escape(spec.title)}", id="ex-title")
+        yield Static(shown(f"Exercise · {spec.title}"), id="ex-title")
         with Horizontal(id="ex-split"):
             with Vertical(id="ex-left"):
                 with VerticalScroll(id="ex-task"):
@@ -89,24 +90,24 @@ class ExerciseScreen(Screen[int | None]):
         self.code = self.path.read_text()
         editor = self.query_one("#ex-editor", TextArea)
         editor.load_text(self.code)
-        editor.border_title = self.info.spec.file
+        editor.border_title = shown(self.info.spec.file)
         editor.focus()
         self.query_one("#ex-task-text", Static).update(self._task_text())
-        self.query_one("#ex-verdict-text", Static).update(self._status_line())
+        self.query_one("#ex-verdict-text", Static).update(shown(self._status_line()))
 
     def on_unmount(self) -> None:
         self.cancel.set()
         self.action_save()
 
-    def _task_text(self) -> str:
+    def _task_text(self) -> Content:
         spec = self.info.spec
-        lines = [escape(spec.summary), "", "[b]Checks[/b]"]
-        lines += [f"· {escape(name)}: {escape(text)}" for name, text in spec.checks]
+        rows: list[Part] = [spec.summary, "", ("Checks", "b")]
+        rows += [f"· {name}: {text}" for name, text in spec.checks]
         for i, hint in enumerate(self.hints, 1):
-            lines += ["", f"[yellow]Hint {i}/{len(spec.hints)}:[/] {escape(hint)}"]
+            rows += ["", joined((f"Hint {i}/{len(spec.hints)}:", "yellow"), f" {hint}")]
         where = "one process" if not spec.world_size else f"{spec.world_size} ranks on gloo"
-        lines += ["", f"[dim]Runs as {where}, deadline {spec.timeout_s:.0f} s.[/dim]"]
-        return "\n".join(lines)
+        rows += ["", (f"Runs as {where}, deadline {spec.timeout_s:.0f} s.", "dim")]
+        return lines(rows)
 
     def _status_line(self) -> str:
         return f"Status: {self.info.status}. ctrl+r checks your file; F1 shows a hint."
@@ -172,21 +173,23 @@ class ExerciseScreen(Screen[int | None]):
             outcome = self.service.check(self.info.name, cancel=self.cancel, rate=self.rate)
             result: dict[str, Any] = dict(outcome.result)
             passed = sum(c["passed"] for c in result["checks"])
-            head = (f"[green]Solved[/]: {passed}/{len(result['checks'])} checks pass"
-                    if outcome.solved else
-                    f"[red]{passed}/{len(result['checks'])} checks pass[/] · F1 hint")  # fmt: skip
-            lines = [f"{head} ({result['duration_s']:.1f} s)", *verdict_lines(result)]
+            counts = f"{passed}/{len(result['checks'])} checks pass"
+            took = f" ({result['duration_s']:.1f} s)"
+            head = (joined(("Solved", "green"), f": {counts}{took}") if outcome.solved
+                    else joined((counts, "red"), f" · F1 hint{took}"))  # fmt: skip
+            rows = [head, *verdict_lines(result)]
             if outcome.rating is not None:
                 cards = ", ".join(outcome.rated_cards)
-                lines.append(f"[b]Card rated {RATING_NAMES[outcome.rating]}:[/] {escape(cards)}")
+                rated = (f"Card rated {RATING_NAMES[outcome.rating]}:", "b")
+                rows.append(joined(rated, f" {cards}"))
                 self.rated = outcome.rating
-            lines += [f"[yellow]{escape(n)}[/]" for n in outcome.notices]
-            text = "\n".join(lines)
+            rows += [joined((n, "yellow")) for n in outcome.notices]
+            text = lines(rows)
         except Exception as error:
-            text = f"[red]check failed to run:[/] {escape(f'{type(error).__name__}: {error}')}"
+            text = joined(("check failed to run:", "red"), f" {type(error).__name__}: {error}")
         self.app.call_from_thread(self._show, text)
 
-    def _show(self, text: str) -> None:
+    def _show(self, text: Content) -> None:
         self.checking = False
         self.query_one("#ex-verdict-text", Static).update(text)
 

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from drill.services import ServicesSlot
 from drill.tui.lists import ExerciseTable
+from drill.tui.plain import cells
 
 if TYPE_CHECKING:
     from drill.exercises.service import ExerciseService
@@ -69,7 +70,8 @@ class ExercisesScreen(Screen[None]):
         rows = service.list()
         self.names = [r.name for r in rows]
         for r in rows:
-            table.add_row(r.name, r.spec.topic, r.status, str(r.progress.attempts), r.spec.title)
+            row = cells(r.name, r.spec.topic, r.status, r.progress.attempts, r.spec.title)
+            table.add_row(*row)
         solved = sum(r.status == "solved" for r in rows)
         self.query_one("#exs-title", Static).update(
             f"Exercises · {solved}/{len(rows)} solved · enter opens one"

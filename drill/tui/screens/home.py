@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from drill.tui.formatting import format_next_due
+from drill.tui.plain import cells
 
 if TYPE_CHECKING:
     from drill.review.due import FirstPaint
@@ -82,10 +83,12 @@ class HomeScreen(Screen[None]):
             self.deck_ids.append(summary.deck_id)
             self.drill_app.deck_titles[summary.deck_id] = summary.title
             table.add_row(
-                summary.title,
-                str(summary.due),
-                str(summary.new),
-                format_next_due(summary.next_due, now),
+                *cells(
+                    summary.title,
+                    summary.due,
+                    summary.new,
+                    format_next_due(summary.next_due, now),
+                ),
                 key=summary.deck_id,
             )
         if self.deck_ids:

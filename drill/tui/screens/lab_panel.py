@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.markup import escape
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import (
@@ -41,6 +41,8 @@ from drill.errors import DrillError
 from drill.labs.controller import CERTAINTIES, LabOutcome
 from drill.labs.service import FormError, LabRunService, RunRequest
 from drill.review.ratings import RATING_NAMES
+from drill.text import printable
+from drill.tui.plain import joined, shown
 
 if TYPE_CHECKING:
     from drill.decks.models import Card
@@ -52,16 +54,21 @@ if TYPE_CHECKING:
 POLL_S = 0.2  # how often the log and progress are brought up to date
 
 
-def outcome_text(card: Card | None, outcome: LabOutcome, took_s: float) -> str:
-    """The after-run summary (Rich markup): status, prediction vs observation, claims, rating."""
+def outcome_text(card: Card | None, outcome: LabOutcome, took_s: float) -> Content:
+    """The after-run summary: status, prediction vs observation, claims, rating. Lab output
+    and deck text are shown as text (drill.tui.plain), never as markup."""
     checks = outcome.result["checks"]
     passed = sum(1 for c in checks if c["passed"])
     colour = {"ok": "green", "failed": "yellow"}.get(outcome.status, "red")
-    lines = [f"[b {colour}]{outcome.status}[/] · checks {passed}/{len(checks)} · {took_s:.1f} s"]
+    lines = [
+        joined(
+            (outcome.status, f"b {colour}"), f" · checks {passed}/{len(checks)} · {took_s:.1f} s"
+        )
+    ]
     if outcome.error:
-        lines.append(f"[red]{outcome.error}[/]")
+        lines.append(joined((outcome.error, "red")))
     if outcome.out_of_scope:
-        lines.append(f"[yellow]Claims skipped: {escape(outcome.out_of_scope)}[/]")
+        lines.append(joined((f"Claims skipped: {outcome.out_of_scope}", "yellow")))
     if card is not None and card.predict is not None:
         choices = card.predict.choices
         observed = (
@@ -73,27 +80,31 @@ def outcome_text(card: Card | None, outcome: LabOutcome, took_s: float) -> str:
         )
         if outcome.prediction is not None:
             guess = choices[outcome.prediction.choice].text
-            verdict = {True: "[green]right[/]", False: "[red]wrong[/]", None: "not scored"}[
+            verdict = {True: ("right", "green"), False: ("wrong", "red"), None: "not scored"}[
                 outcome.right
             ]
-            lines.append(f"You predicted: {guess} ({outcome.prediction.certainty} certainty)")
-            lines.append(f"Observed:      {observed}  → {verdict}")
+            certainty = outcome.prediction.certainty
+            lines.append(joined(f"You predicted: {guess} ({certainty} certainty)"))
+            lines.append(joined(f"Observed:      {observed}  → ", verdict))
         else:
-            lines.append(f"Observed: {observed}")
+            lines.append(joined(f"Observed: {observed}"))
     for claim in outcome.claims:
-        mark = "[green]✓ held[/]" if claim.passed else "[red]✗ did not hold[/]"
+        mark = ("✓ held", "green") if claim.passed else ("✗ did not hold", "red")
         detail = "" if claim.passed else f" ({claim.detail})"
-        lines.append(f"{mark}  {claim.claim}{detail}")
+        lines.append(joined(mark, f"  {claim.claim}{detail}"))
     if card is not None:
         if outcome.suggested_rating is not None:
             name = RATING_NAMES[outcome.suggested_rating]
             lines.append(
-                f"Suggested rating: [b]{name}[/] ({outcome.suggested_rating}) · "
-                "enter accepts · 1-4 rate otherwise"
+                joined(
+                    "Suggested rating: ",
+                    (name, "b"),
+                    f" ({outcome.suggested_rating}) · enter accepts · 1-4 rate otherwise",
+                )
             )
         else:
-            lines.append("No suggested rating · 1-4 rate the card · escape leaves unrated")
-    return "\n".join(lines)
+            lines.append(joined("No suggested rating · 1-4 rate the card · escape leaves unrated"))
+    return Content("\n").join(lines)
 
 
 class LabPanelScreen(Screen[int | None]):
@@ -151,25 +162,25 @@ class LabPanelScreen(Screen[int | None]):
     def compose(self) -> ComposeResult:
         service = self.service
         card = f" · card {self.card.id}" if self.card is not None else ""
-        yield Static(f"Lab {service.name}{card}", id="lab-title")
+        yield Static(shown(f"Lab {service.name}{card}"), id="lab-title")
         with VerticalScroll(id="lab-body"):
-            yield Static(service.summary, id="lab-summary")
+            yield Static(shown(service.summary), id="lab-summary")
             with Horizontal(classes="param-row"):
                 yield Label("world size")
                 yield Input(str(service.initial_world()), id="param-world", classes="param")
-                yield Static(service.world_help, classes="param-help")
+                yield Static(shown(service.world_help), classes="param-help")
             for index, field in enumerate(service.fields()):
                 with Horizontal(classes="param-row"):
-                    yield Label(field.name)
-                    yield Input(field.text, id=f"param-{index}", classes="param")
-                    yield Static(field.help, classes="param-help")
+                    yield Label(shown(field.name))
+                    yield Input(printable(field.text), id=f"param-{index}", classes="param")
+                    yield Static(shown(field.help), classes="param-help")
             yield Static("", id="param-error")
             yield Static("", id="run-config")
             if self.card is not None and self.card.predict is not None:
-                yield Static(f"Predict: {self.card.predict.ask}", id="predict-ask")
+                yield Static(shown(f"Predict: {self.card.predict.ask}"), id="predict-ask")
                 with RadioSet(id="predict-choice"):
                     for choice in self.card.predict.choices:
-                        yield RadioButton(choice.text)
+                        yield RadioButton(shown(choice.text))
                 with RadioSet(id="certainty"):
                     for certainty in CERTAINTIES:
                         yield RadioButton(certainty)
@@ -178,7 +189,7 @@ class LabPanelScreen(Screen[int | None]):
                 id="run-status",
             )
             yield ProgressBar(id="run-progress", show_eta=False)
-            # RichLog wraps long lines (Log does not); no markup: lab output has [brackets]
+            # RichLog wraps long lines (Log does not); lines are written as Text (_poll)
             yield RichLog(
                 id="lab-log", max_lines=2000, wrap=True, markup=False, highlight=False, min_width=1
             )
@@ -201,7 +212,8 @@ class LabPanelScreen(Screen[int | None]):
         if found.notice:
             self.notify(found.notice, severity="error", timeout=8)
         self._past = found.value or []
-        past.add_options([Option(f"past run · {r.short()}", id=f"run-{r.id}") for r in self._past])
+        options = [Option(shown(f"past run · {r.short()}"), id=f"run-{r.id}") for r in self._past]
+        past.add_options(options)
         past.display = bool(self._past)
 
     # --- reading the form ----------------------------------------------------------------------
@@ -236,7 +248,7 @@ class LabPanelScreen(Screen[int | None]):
         if guess is not None and request.prediction is not None:
             text += f"\nPredicted: {guess} ({request.prediction.certainty} certainty)"
         config = self.query_one("#run-config", Static)
-        config.update(text)
+        config.update(shown(text))
         config.display = True
 
     # --- actions -----------------------------------------------------------------------------
@@ -256,7 +268,7 @@ class LabPanelScreen(Screen[int | None]):
         try:
             request = self._read_form()
         except FormError as error:
-            error_box.update(f"Not started: {error}")
+            error_box.update(shown(f"Not started: {error}"))
             self.notify(str(error), title="Not started", severity="error", timeout=6)
             return
         error_box.update("")
@@ -279,7 +291,7 @@ class LabPanelScreen(Screen[int | None]):
         if progress.lines:
             log = self.query_one("#lab-log", RichLog)
             for line in progress.lines:
-                log.write(line)
+                log.write(shown(line))
         bar = self.query_one("#run-progress", ProgressBar)
         if progress.total:
             bar.update(total=progress.total, progress=progress.done)
@@ -287,7 +299,7 @@ class LabPanelScreen(Screen[int | None]):
         units = f" · {progress.done}/{progress.total}" if progress.total else ""
         hint = " · escape: cancel" if progress.running else ""
         self.query_one("#run-status", Static).update(
-            f"{progress.status}{units}{step_text} · {progress.elapsed_s:.1f} s{hint}"
+            shown(f"{progress.status}{units}{step_text} · {progress.elapsed_s:.1f} s{hint}")
         )
         if progress.finished:
             if self._timer is not None:

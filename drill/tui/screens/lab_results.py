@@ -10,16 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.markup import escape
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from drill.labs.plots import PlotData, key_observations, ladder_mfu, plot_data, series_styles
+from drill.text import printable
+from drill.tui.plain import cells, joined, shown
 from trainer_lab.result import error_message
 
 if TYPE_CHECKING:
@@ -32,8 +34,8 @@ def checks_table(result: LabResult) -> Table:
     table.add_column("check", ratio=1, overflow="fold")  # names have no spaces to wrap at
     table.add_column("detail", ratio=2)
     for check in result["checks"]:
-        mark = "[green]✓[/]" if check["passed"] else "[red]✗[/]"
-        table.add_row(mark, check["name"], check["detail"])
+        mark = "[green]✓[/]" if check["passed"] else "[red]✗[/]"  # drill's own markup
+        table.add_row(mark, *cells(check["name"], check["detail"]))
     if not result["checks"]:
         table.add_row("", "no checks recorded", "")
     return table
@@ -44,17 +46,17 @@ def observations_table(result: LabResult) -> Table:
     table.add_column("observation", ratio=2, overflow="fold")
     table.add_column("value", ratio=1, justify="right")
     for name, value in key_observations(result["observations"]):
-        table.add_row(name, value)
+        table.add_row(*cells(name, value))
     return table
 
 
-def _status_line(result: LabResult) -> str:
+def _status_line(result: LabResult) -> Content:
     world = result["world_size"] or result["env"].get("world_size", "?")
     params = " ".join(f"{k}={v}" for k, v in result["params"].items())
     error = error_message(result)
-    message = f"\n[red]{escape(error)}[/]" if error else ""
     took = f"{result['duration_s']:.1f} s"
-    return f"{result['lab']} · {result['status']} · W={world} · {took}  {params}{message}"
+    line = f"{result['lab']} · {result['status']} · W={world} · {took}  {params}"
+    return joined(line, "\n", (error, "red")) if error else joined(line)
 
 
 def plot_widgets(data: PlotData, ladder: list[tuple[str, float]] | None = None) -> list[Widget]:
@@ -72,7 +74,7 @@ def plot_widgets(data: PlotData, ladder: list[tuple[str, float]] | None = None) 
             plt.plot(
                 [s for s, _ in points],
                 [v for _, v in points],
-                label=style.label,
+                label=printable(style.label),
                 color=style.color,
                 marker=style.marker,
             )
@@ -85,7 +87,8 @@ def plot_widgets(data: PlotData, ladder: list[tuple[str, float]] | None = None) 
         names = list(data.phases[ranks[0]])
         values = [[data.phases[r].get(n, 0.0) * 1000 for r in ranks] for n in names]
         colors = [style.color for style in series_styles(names)]
-        phases.plt.stacked_bar([f"rank {r}" for r in ranks], values, labels=names, color=colors)
+        labels = [printable(n) for n in names]
+        phases.plt.stacked_bar([f"rank {r}" for r in ranks], values, labels=labels, color=colors)
         phases.plt.title("median phase time per step (ms), per rank")
         plots.append(phases)
     if data.memory:
@@ -101,7 +104,9 @@ def plot_widgets(data: PlotData, ladder: list[tuple[str, float]] | None = None) 
     if ladder:
         bars = PlotextPlot(id="plot-ladder", classes="lab-plot")
         color = series_styles(["mfu"])[0].color
-        bars.plt.bar([name for name, _ in ladder], [mfu for _, mfu in ladder], color=color)
+        bars.plt.bar(
+            [printable(name) for name, _ in ladder], [mfu for _, mfu in ladder], color=color
+        )
         bars.plt.title("MFU per rung")
         plots.append(bars)
     return plots
@@ -126,7 +131,7 @@ class LabResultsScreen(Screen[None]):
         self.title_text = title or f"Results · {result['lab']}"
 
     def compose(self) -> ComposeResult:
-        yield Static(self.title_text, id="results-title")
+        yield Static(shown(self.title_text), id="results-title")
         with VerticalScroll(id="results-body"):
             yield Static(_status_line(self.result), id="results-status")
             yield Static(checks_table(self.result), id="results-checks", classes="results-block")
@@ -136,7 +141,8 @@ class LabResultsScreen(Screen[None]):
             data = plot_data(self.run_dir) if self.run_dir is not None else PlotData()
             yield from plot_widgets(data, ladder_mfu(self.result["observations"]))
             if self.run_dir is not None:
-                yield Static(f"run dir: {self.run_dir}", id="results-dir", classes="results-block")
+                run_dir = shown(f"run dir: {self.run_dir}")
+                yield Static(run_dir, id="results-dir", classes="results-block")
         yield Footer()
 
     def action_leave(self) -> None:

@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from drill.services import ServicesSlot, lab_run, labs_overview
 from drill.tui.lists import LabTable, RunList
+from drill.tui.plain import cells, shown
 
 if TYPE_CHECKING:
     from drill.database import Database
@@ -128,10 +129,10 @@ class LabsScreen(Screen[None]):
         self._summaries = {r.name: r.summary for r in rows}
         for lab in rows:
             if self._wide:
-                cells = (lab.name, lab.group, str(lab.cards), lab.last, lab.summary)
+                row_cells = cells(lab.name, lab.group, lab.cards, lab.last, lab.summary)
             else:
-                cells = (lab.name, str(lab.cards), lab.last)
-            table.add_row(*cells, key=lab.name)
+                row_cells = cells(lab.name, lab.cards, lab.last)
+            table.add_row(*row_cells, key=lab.name)
         if self._names:
             table.move_cursor(row=min(max(row, 0), len(self._names) - 1))
         self._show_runs(self.selected_lab())
@@ -151,10 +152,10 @@ class LabsScreen(Screen[None]):
             self._say(found.notice)
             self._runs = found.value or []
         summary = "" if self._wide or lab is None else self._summaries.get(lab, "")
-        self.query_one("#lab-summary", Static).update(summary)
+        self.query_one("#lab-summary", Static).update(shown(summary))
         title = self.query_one("#lab-runs-title", Static)
-        title.update(f"Past runs of {lab}: {len(self._runs)}" if lab else "")
-        runs.add_options([Option(_run_line(r), id=f"run-{r.id}") for r in self._runs])
+        title.update(shown(f"Past runs of {lab}: {len(self._runs)}" if lab else ""))
+        runs.add_options([Option(shown(_run_line(r)), id=f"run-{r.id}") for r in self._runs])
         if self._runs:
             runs.highlighted = 0  # Enter opens the newest run without a Down first
 

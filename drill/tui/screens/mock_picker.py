@@ -15,6 +15,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from drill import actions
+from drill.tui.plain import shown
 
 if TYPE_CHECKING:
     from drill.mock.coding.session import CodingSession
@@ -79,7 +80,7 @@ class MockPickerScreen(ModalScreen[None]):
             options.add_option(Option(f"Resume interrupted round #{unfinished[1]}", id=RESUME))
         for definition, _path in rounds:
             label = f"{definition.title} · {len(definition.phases)} phases"
-            options.add_option(Option(label, id=definition.round))
+            options.add_option(Option(shown(label), id=definition.round))
         options.add_option(Option(CODING_LABEL, id=CODING))
         if options.option_count:
             options.highlighted = 0

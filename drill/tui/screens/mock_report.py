@@ -18,11 +18,13 @@ from textual.widgets import Button, Checkbox, Footer, Markdown, Static
 from drill import actions
 from drill.mock.report import RoundReport, clock
 from drill.mock.round import MockRun, RateCard
+from drill.text import printable
+from drill.tui.plain import shown
 
 
 class BulletBox(Checkbox):
     def __init__(self, prompt_id: int, index: int, label: str, value: bool) -> None:
-        super().__init__(label, value, id=f"bullet-{prompt_id}-{index}")
+        super().__init__(shown(label), value, id=f"bullet-{prompt_id}-{index}")
         self.prompt_id = prompt_id
         self.index = index
 
@@ -62,13 +64,12 @@ class GradingScreen(Screen[None]):
         with VerticalScroll(id="grading"):
             for index, phase in enumerate(self.run.definition.phases):
                 used, budget = clock_state.used_s[index], self.run.clock.budgets_s[index]
-                yield Static(
-                    f"{phase.title}  ({clock(used)} used of {clock(budget)})", classes="phase-head"
-                )
+                head = shown(f"{phase.title}  ({clock(used)} used of {clock(budget)})")
+                yield Static(head, classes="phase-head")
                 for prompt in self.run.phase_prompts(index):
-                    yield Static(prompt.text, classes="prompt-text")
+                    yield Static(shown(prompt.text), classes="prompt-text")
                     answer = self.run.answers[prompt.id].strip() or "(no answer typed)"
-                    yield Static(answer, classes="answer", markup=False)
+                    yield Static(shown(answer), classes="answer")
                     for b, result in enumerate(coverage[prompt.id]):
                         hint = " (partly named)" if result.status == "partial" else ""
                         yield BulletBox(prompt.id, b, f"{result.bullet}{hint}", result.covered)
@@ -108,7 +109,7 @@ class ReportScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="report"):
-            yield Markdown(self.report.to_markdown())
+            yield Markdown(printable(self.report.to_markdown()))
         yield Footer()
 
     def action_close(self) -> None:

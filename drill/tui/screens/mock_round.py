@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import ClassVar, TypeVar
 
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
@@ -21,6 +21,7 @@ from drill.mock.clock import Event, PhaseAdvanced, PhaseAlarm, RoundFinished, St
 from drill.mock.report import clock as fmt_clock
 from drill.mock.report import round_title
 from drill.mock.round import AUTOSAVE_EVERY_S, MockRun, RateCard
+from drill.tui.plain import PlainNotices, editable, joined, shown
 
 T = TypeVar("T")
 F = TypeVar("F")
@@ -32,6 +33,8 @@ class AnswerArea(TextArea):
     """A TextArea that knows which prompt it answers."""
 
     def __init__(self, prompt_id: int, text: str) -> None:
+        # a saved answer comes from the database: loaded as printable text
+        text = editable(text)
         super().__init__(text, id=f"answer-{prompt_id}", soft_wrap=True, show_line_numbers=False)
         self.prompt_id = prompt_id
 
@@ -79,7 +82,7 @@ class MockRoundScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         title = round_title(self.run.definition.title, self.run.clock.total_budget_s)
-        yield Static(title, id="round-title")
+        yield Static(shown(title), id="round-title")
         with Horizontal(id="clock-bar"):
             yield Static("", id="phase-name")
             yield Static("", id="phase-clock")
@@ -179,13 +182,14 @@ class MockRoundScreen(Screen[None]):
             return
         self._shown_phase = index
         phase = self.run.definition.phases[index]
-        self.query_one("#focus", Static).update(phase.focus)
+        self.query_one("#focus", Static).update(shown(phase.focus))
         container = self.query_one("#prompts", VerticalScroll)
         container.remove_children()
         widgets = []
         for number, prompt in enumerate(self.run.phase_prompts(index), start=1):
-            source = f"  [dim]card {prompt.card_id}[/dim]" if prompt.card_id else ""
-            widgets.append(Static(f"{number}. {prompt.text}{source}", classes="prompt-text"))
+            source = (f"  card {prompt.card_id}", "dim") if prompt.card_id else ""
+            text = joined(f"{number}. {prompt.text}", source)
+            widgets.append(Static(text, classes="prompt-text"))
             widgets.append(AnswerArea(prompt.id, self.run.answers[prompt.id]))
         container.mount_all(widgets)
         if widgets:
@@ -195,7 +199,7 @@ class MockRoundScreen(Screen[None]):
         clock = self.run.clock
         phases = self.run.definition.phases
         self.query_one("#phase-name", Static).update(
-            f"Phase {clock.phase + 1}/{len(phases)}: {phases[clock.phase].title}"
+            shown(f"Phase {clock.phase + 1}/{len(phases)}: {phases[clock.phase].title}")
         )
         remaining = clock.phase_remaining_s()
         phase_clock = self.query_one("#phase-clock", Static)
@@ -221,7 +225,7 @@ class MockRoundScreen(Screen[None]):
         self.app.switch_screen(GradingScreen(self.run, rate=self.rate))
 
 
-class MockApp(App[None]):
+class MockApp(PlainNotices[None]):
     """A tiny app around one round: the round, then grading, then the report."""
 
     TITLE = "drill mock"

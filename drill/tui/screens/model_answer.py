@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, TextArea
 
 from drill.mock.coding import model_answer_source
+from drill.tui.plain import shown
 
 
 class ModelAnswerScreen(Screen[None]):
@@ -34,5 +35,5 @@ class ModelAnswerScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#yours", TextArea).border_title = f"Your {self.file}"
+        self.query_one("#yours", TextArea).border_title = shown(f"Your {self.file}")
         self.query_one("#model", TextArea).border_title = "Model answer"

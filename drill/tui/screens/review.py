@@ -27,7 +27,9 @@ from textual.widgets import Footer, Static
 
 from drill import actions
 from drill.review.ratings import RATING_NAMES
+from drill.text import printable
 from drill.tui.formatting import back_markdown, rating_label
+from drill.tui.plain import shown
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -209,7 +211,7 @@ class ReviewScreen(Screen[None]):
         marker.display = edited
         # Rich's Markdown in a Static renders in one pass; Textual's Markdown widget mounts a
         # widget per block and parses in a thread, which tripled rating -> next card latency.
-        self.query_one("#front", Static).update(Markdown(card.front))
+        self.query_one("#front", Static).update(Markdown(printable(card.front)))
         # The back is rendered on reveal: a rating then only costs the front's paint.
         self.query_one("#back", Static).display = False
         self.query_one("#divider", Static).display = False
@@ -245,7 +247,7 @@ class ReviewScreen(Screen[None]):
             return
         self.revealed = True
         back = self.query_one("#back", Static)
-        back.update(Markdown(back_markdown(self.card.back, list(self.card.rubric))))
+        back.update(Markdown(printable(back_markdown(self.card.back, list(self.card.rubric)))))
         back.display = True
         self.query_one("#divider", Static).display = True
         self.query_one("#reveal-hint", Static).display = False
@@ -270,7 +272,7 @@ class ReviewScreen(Screen[None]):
         stats = self.session.stats if self.session is not None else None
         done = f" · {stats.reviewed} done" if stats and stats.reviewed else ""
         text = f"{left} left{done} · {self.kind} · {self.deck_title} · {self.card_deck}"
-        self.query_one("#review-status", Static).update(text)
+        self.query_one("#review-status", Static).update(shown(text))
 
     def _finish(self) -> None:
         from drill.tui.screens.summary import SummaryScreen
@@ -362,7 +364,7 @@ class ReviewScreen(Screen[None]):
         if not self.revealed:
             await self._reveal()
         more = self.query_one("#more", Static)
-        more.update(Markdown(str(getattr(self.card, "more", ""))))
+        more.update(Markdown(printable(str(getattr(self.card, "more", "")))))
         more.display = True
         self.call_after_refresh(
             lambda: self.query_one("#card", VerticalScroll).scroll_to_widget(more, top=True)

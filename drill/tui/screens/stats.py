@@ -24,6 +24,7 @@ from textual.widgets import Footer, Static
 
 from drill.errors import DrillError
 from drill.review.stats import Stats
+from drill.tui.plain import shown
 from drill.tui.screens.browser_dialogs import ConfirmScreen
 from drill.tui.screens.stats_figures import body_widgets, summary_text
 
@@ -98,7 +99,7 @@ class StatsScreen(Screen[None]):
                 return
         done = await asyncio.to_thread(actions.read, self._load)
         if done.value is None:
-            self.query_one("#stats-summary", Static).update(str(done.notice))
+            self.query_one("#stats-summary", Static).update(shown(done.notice))
             return
         await self.query_one("#stats-body", VerticalScroll).remove_children()
         await self.show(done.value)
@@ -116,7 +117,7 @@ class StatsScreen(Screen[None]):
         if not self.is_mounted:  # left while the fit ran (on_unmount cancelled it)
             return
         line = self.query_one("#stats-optimize", Static)
-        line.update(text)
+        line.update(shown(text))
         line.display = bool(text)
 
     def action_optimize(self) -> None:

@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from drill.review.stats import Stats, counted
+from drill.tui.plain import cells, shown
 
 SHADES = ("grey23", "green4", "green3", "green1", "bright_green")
 WEEKDAYS = ("Mon", "", "Wed", "", "Fri", "", "Sun")
@@ -77,7 +78,7 @@ def retention_table(stats: Stats) -> Table:
     table.add_column("mature reviews", justify="right")
     table.add_column("retention", justify="right")
     for deck, ret in stats.retention_by_deck.items():
-        table.add_row(deck, str(ret.reviews), percent(ret.rate))
+        table.add_row(*cells(deck, ret.reviews, percent(ret.rate)))
     if not stats.retention_by_deck:
         table.add_row("no mature reviews yet", "", "")
     return table
@@ -92,7 +93,7 @@ def weakest_table(stats: Stats) -> Table:
     for kind, spots in (("tag", stats.weakest_tags), ("deck", stats.weakest_decks)):
         for spot in spots:
             table.add_row(
-                f"{kind} {spot.name}", str(spot.cards), str(spot.lapses), percent(spot.retention)
+                *cells(f"{kind} {spot.name}", spot.cards, spot.lapses, percent(spot.retention))
             )
     if not (stats.weakest_tags or stats.weakest_decks):
         table.add_row("no lapses yet", "", "", "")
@@ -107,8 +108,8 @@ def calibration_table(stats: Stats) -> Group:
     table.add_column("predictions", justify="right")
     table.add_column("right", justify="right")
     for row in stats.calibration:
-        table.add_row(row.certainty, str(row.predictions), percent(row.accuracy))
-    return Group(table, Text(stats.calibration_verdict))
+        table.add_row(*cells(row.certainty, row.predictions, percent(row.accuracy)))
+    return Group(table, shown(stats.calibration_verdict))
 
 
 def mock_table(stats: Stats) -> Table:
@@ -118,9 +119,8 @@ def mock_table(stats: Stats) -> Table:
     table.add_column("score", justify="right")
     table.add_column("band")
     for m in stats.mock_results[-10:]:
-        table.add_row(
-            m.started_at.astimezone().strftime("%Y-%m-%d"), m.round, f"{m.score:.0%}", m.band
-        )
+        date = m.started_at.astimezone().strftime("%Y-%m-%d")
+        table.add_row(*cells(date, m.round, f"{m.score:.0%}", m.band))
     if not stats.mock_results:
         table.add_row("no rounds yet", "", "", "")
     return table
@@ -141,10 +141,12 @@ def exercise_table(stats: Stats) -> Table:
     table.add_column("result")
     for e in stats.exercise_results[-10:]:
         table.add_row(
-            e.checked_at.astimezone().strftime("%Y-%m-%d"),
-            e.name,
-            f"{e.passed}/{e.total}",
-            "solved" if e.solved else e.status,
+            *cells(
+                e.checked_at.astimezone().strftime("%Y-%m-%d"),
+                e.name,
+                f"{e.passed}/{e.total}",
+                "solved" if e.solved else e.status,
+            )
         )
     if not stats.exercise_results:
         table.add_row("no exercise checks yet", "", "", "")

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from drill.tui.formatting import format_duration
+from drill.tui.plain import shown
 
 if TYPE_CHECKING:
     from drill.review.session import SessionStats
@@ -38,7 +39,7 @@ class SummaryScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="summary"):
-            yield Static(f"Session done · {self.title_text}", id="summary-title")
+            yield Static(shown(f"Session done · {self.title_text}"), id="summary-title")
             yield Static("\n".join(summary_lines(self.stats)), id="summary-body")
             yield Static("Press enter to go back home.", id="summary-hint")
         yield Footer(show_command_palette=False)  # every key fits at 80 columns

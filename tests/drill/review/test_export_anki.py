@@ -1,6 +1,7 @@
 """`write_apkg` makes a real Anki package: imported into a fresh anki Collection it gives one
 note per card with rendered fields, the tags, drill::<deck> decks; a re-export updates the
-notes instead of duplicating them; deck HTML is escaped."""
+notes instead of duplicating them; deck HTML is escaped, in the fields and in the deck
+description (the title), which Anki renders as HTML too."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
 from anki.import_export_pb2 import IMPORT_ANKI_PACKAGE_UPDATE_CONDITION_IF_NEWER
 
+from drill.decks.loader import load_decks
 from drill.decks.models import Deck
 from drill.review.export_anki import write_apkg
+from tests.support.hostile_decks import HTML, control_chars, write_hostile_text_deck
 
 NETWORK = Deck.model_validate(
     {
@@ -105,3 +108,24 @@ def test_a_re_export_updates_the_notes_instead_of_duplicating(
     assert len(log.new) == 0 and len(log.updated) == 2
     assert collection.note_count() == 2
     assert _notes(collection)["nccl"]["fields"]["Front"] == "<p>What is NCCL?</p>"  # type: ignore[index]
+
+
+def test_hostile_text_is_escaped_html_in_the_deck_description_and_the_fields(
+    tmp_path: Path, collection: Collection
+) -> None:
+    write_hostile_text_deck(tmp_path / "decks")
+    loaded = load_decks([tmp_path / "decks"]).deck("hostile")
+    assert loaded is not None
+    out, _ = write_apkg([loaded.deck], tmp_path / "hostile.apkg")
+    _import(collection, out)
+    deck = collection.decks.by_name("drill::hostile")
+    assert deck is not None
+    description = deck["desc"]  # Anki renders it as HTML on the deck's overview
+    assert "<img" not in description and "&lt;img src=x onerror=alert(1)&gt;" in description
+    assert "C++ [advanced] [/x]" in description and control_chars(description) == []
+    for note in _notes(collection).values():
+        fields = note["fields"]
+        assert isinstance(fields, dict)
+        for name in ("Front", "Back", "DrillId"):
+            assert "<img" not in str(fields[name]) and HTML not in str(fields[name])
+        assert "&lt;img src=x onerror=alert(1)&gt;" in str(fields["Front"])

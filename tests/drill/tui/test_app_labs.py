@@ -27,7 +27,7 @@ async def test_labs_screen_from_home(home: Path, tmp_path: Path) -> None:
         assert isinstance(screen, LabsScreen)
         await until(pilot, lambda: screen.db is not None)
         await pilot.pause()
-        assert screen.query_one("#labs", DataTable).get_row("ddp-baseline")[2] == "1"
+        assert str(screen.query_one("#labs", DataTable).get_row("ddp-baseline")[2]) == "1"
 
 
 @run_async

@@ -125,7 +125,7 @@ async def test_the_list_shows_status_and_enter_opens_an_exercise(tmp_path):
         row = service.list()
         assert table.row_count == len(row)
         index = [r.name for r in row].index("ddp-by-hand")
-        assert table.get_row_at(index)[2] == "started"
+        assert str(table.get_row_at(index)[2]) == "started"
         keys = {k.description: k.key_display for k in app.screen.query(FooterKey)}
         assert keys.get("Open") == "⏎"  # the table's own enter hid the screen's
         table.move_cursor(row=index)

@@ -56,8 +56,8 @@ async def test_labs_screen_lists_reopens_and_runs(db: Any, card: Any, tmp_path: 
         table = screen.query_one("#labs", DataTable)
         assert table.row_count == len(CATALOGUE)
         row = table.get_row("ddp-baseline")
-        assert row[2] == "1" and row[3] == "2026-03-09 08:30 · ok · checks 2/2 · 6.2 s"
-        assert table.get_row("sampler")[3] == "never run"
+        assert str(row[2]) == "1" and str(row[3]) == "2026-03-09 08:30 · ok · checks 2/2 · 6.2 s"
+        assert str(table.get_row("sampler")[3]) == "never run"
         table.move_cursor(row=list(CATALOGUE).index("ddp-baseline"))
         await pilot.pause()
         runs = screen.query_one("#lab-runs", OptionList)
@@ -133,7 +133,7 @@ async def test_at_80_columns_the_last_result_is_whole_and_enter_is_named(
         assert sum(c.get_render_width(table) for c in table.columns.values()) <= 78
         table.move_cursor(row=list(CATALOGUE).index("ddp-baseline"))
         await pilot.pause()
-        assert table.get_row("ddp-baseline")[2] == "2026-03-09 08:30 · ok · checks 2/2 · 6.2 s"
+        assert str(table.get_row("ddp-baseline")[2]) == "2026-03-09 08:30 · ok · checks 2/2 · 6.2 s"
         summary = str(screen.query_one("#lab-summary", Static).render())
         assert summary.startswith(CATALOGUE["ddp-baseline"].summary[:40])
         keys = {k.description: k.key_display for k in screen.query(FooterKey)}
