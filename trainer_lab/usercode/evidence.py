@@ -210,14 +210,19 @@ def write_events(run_dir: Path, observe_dir: Path, stdout_of: dict[int, Path]) -
 ABORT_TEXT = "terminate called without an active exception"
 
 
-def crash_dumps(observe_dir: Path, rank: int) -> list[str]:
-    """faulthandler's dumps of a rank's fatal signals (empty files dropped)."""
+def _dumps(observe_dir: Path, pattern: str) -> list[str]:
+    """The non-empty faulthandler dumps matching pattern (an empty file: armed, never fired)."""
     found = []
-    for path in sorted(observe_dir.glob(f"crash-rank{rank}-*.txt")):
+    for path in sorted(observe_dir.glob(pattern)):
         text, _ = read_capped(path, 256 * 1024)
         if text.strip():
             found.append(text)
     return found
+
+
+def crash_dumps(observe_dir: Path, rank: int) -> list[str]:
+    """faulthandler's dumps of a rank's fatal signals."""
+    return _dumps(observe_dir, f"crash-rank{rank}-*.txt")
 
 
 def script_ended(observe_dir: Path, rank: int) -> int | None:
@@ -276,10 +281,5 @@ def teardown_aborts(observe_dir: Path, ranks: list[int]) -> str | None:
 
 def teardown_dumps(observe_dir: Path, rank: int) -> list[str]:
     """Stacks the teardown guard (teardown.py) wrote when it ended a rank stuck after
-    destroy_process_group (empty files: armed, never fired)."""
-    found = []
-    for path in sorted(observe_dir.glob(f"teardown-rank{rank}-*.txt")):
-        text, _ = read_capped(path, 256 * 1024)
-        if text.strip():
-            found.append(text)
-    return found
+    destroy_process_group."""
+    return _dumps(observe_dir, f"teardown-rank{rank}-*.txt")
