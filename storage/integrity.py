@@ -52,10 +52,29 @@ def _schema(conn: sqlite3.Connection) -> dict[str, tuple[list[tuple], set[str]]]
     return found
 
 
+def _foreign_objects(
+    conn: sqlite3.Connection, expected: dict[str, tuple[list[tuple], set[str]]]
+) -> list[str]:  # type: ignore[type-arg]
+    """Triggers, views, tables and indexes that the migrations do not create: a database (or a
+    backup about to be restored) holds drill's data only, never code that runs on a write."""
+    problems = []
+    for kind, name, table in conn.execute(
+        "SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+    ):
+        if kind in ("trigger", "view"):
+            problems.append(f"schema: {kind} {name} is not drill's (drill creates none)")
+        elif kind == "table" and name not in expected:
+            problems.append(f"schema: table {name} is not drill's")
+        elif kind == "index" and table in expected and name not in expected[table][1]:
+            problems.append(f"schema: index {name} on {table} is not drill's")
+    return problems
+
+
 def _schema_problems(conn: sqlite3.Connection, version: int) -> list[str]:
     actual = _schema(conn)
-    problems = []
-    for table, (columns, indexes) in expected_schema(version).items():
+    expected = expected_schema(version)
+    problems = _foreign_objects(conn, expected)
+    for table, (columns, indexes) in expected.items():
         if table not in actual:
             problems.append(f"schema: table {table} is missing")
             continue
@@ -82,6 +101,10 @@ def check_database(path: Path) -> tuple[int | None, list[str]]:
         if version > LATEST_VERSION:
             problems.append(
                 f"schema version {version} is newer than this drill supports ({LATEST_VERSION})"
+            )
+        elif version < 0:
+            problems.append(
+                f"schema version {version} is not one drill writes (1..{LATEST_VERSION})"
             )
         elif version == 0:
             problems.append("not a drill database (schema version 0)")

@@ -259,6 +259,10 @@ def migrate(conn: sqlite3.Connection, target: int = LATEST_VERSION) -> int:
     found = schema_version(conn)
     if found > LATEST_VERSION:
         raise SchemaTooNewError(found)
+    if found < 0:  # MIGRATIONS[-1] would run the last step on a database that has none
+        raise DatabaseError(
+            f"the database has schema version {found}, not one drill writes (see: drill db check)"
+        )
     while True:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -286,8 +290,13 @@ def migrate_file(path: Path) -> int:
         raise DatabaseError(f"cannot open database {path}: {one_line(error)}") from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if schema_version(conn) > LATEST_VERSION:
-            raise SchemaTooNewError(schema_version(conn))
+        found = schema_version(conn)
+        if found > LATEST_VERSION:
+            raise SchemaTooNewError(found)
+        if found < 0:
+            raise DatabaseError(
+                f"{path} has schema version {found}, not one drill writes (see: drill db check)"
+            )
         conn.execute("PRAGMA journal_mode = WAL")
         return migrate(conn)
     except SchemaTooNewError as error:

@@ -200,3 +200,51 @@ def test_restore_of_a_file_with_another_page_size(db_path: Path, tmp_path: Path)
     assert cards(db_path) == ["small"]
     assert check_database(db_path) == (LATEST_VERSION, [])
     assert sorted(p.name for p in db_path.parent.iterdir() if p.name.startswith(".")) == []
+
+
+FOREIGN_OBJECTS = {
+    "trigger": "CREATE TRIGGER wipe AFTER INSERT ON review_log BEGIN DELETE FROM review_log; END",
+    "view": "CREATE VIEW everything AS SELECT * FROM review_log",
+    "table": "CREATE TABLE notes_of_someone (x)",
+    "index": "CREATE INDEX extra_index ON review_log (card_id, rating)",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FOREIGN_OBJECTS))
+def test_a_backup_with_objects_drill_never_creates_is_refused_before_the_live_file_changes(
+    db_path: Path, tmp_path: Path, kind: str
+) -> None:
+    backup = backup_database(db_path, tmp_path / "b.sqlite3", T0)
+    conn = sqlite3.connect(backup)
+    conn.execute(FOREIGN_OBJECTS[kind])
+    conn.commit()
+    conn.close()
+    version, problems = check_database(backup)
+    assert version == LATEST_VERSION
+    assert [p for p in problems if "is not drill's" in p and kind in p], problems
+    before = db_path.read_bytes()
+    with pytest.raises(DatabaseError, match="not drill's"):
+        restore_database(db_path, backup, T0)
+    assert db_path.read_bytes() == before
+    assert not (db_path.parent / "backups").exists() or not any(
+        "before-restore" in p.name for p in (db_path.parent / "backups").iterdir()
+    )
+
+
+def test_a_negative_schema_version_is_reported_refused_and_never_migrated(
+    db_path: Path, tmp_path: Path
+) -> None:
+    backup = backup_database(db_path, tmp_path / "b.sqlite3", T0)
+    conn = sqlite3.connect(backup)
+    conn.execute("PRAGMA user_version = -1")
+    conn.commit()
+    conn.close()
+    version, problems = check_database(backup)
+    assert version == -1 and any("not one drill writes" in p for p in problems)
+    before = db_path.read_bytes()
+    with pytest.raises(DatabaseError, match="not one drill writes"):
+        restore_database(db_path, backup, T0)
+    assert db_path.read_bytes() == before
+    with pytest.raises(DatabaseError, match="not one drill writes"):
+        open_database(backup)
+    assert check_database(backup)[0] == -1  # opening it changed nothing
