@@ -17,12 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from drill.files import read_regular
 from drill.paths import cache_dir
 
 DECK_SCHEMA_VERSION = 3
 CACHE_FORMAT = "drill-deck-cache"
 
 Check = Callable[[Any], bool]
+
+
+MAX_CACHE_BYTES = 64 * 1024**2  # far above what the bundled and user decks' entries take
 
 
 def cache_path() -> Path:
@@ -130,10 +134,10 @@ def _refuse_constant(name: str) -> Any:
 def read_cache() -> dict[str, dict[str, Any]]:
     """Cached entries (plain dicts, shape-checked) by real path; {} when the file is missing,
     unreadable, from another schema version, or off-shape anywhere."""
-    try:
-        raw = cache_path().read_bytes()
+    try:  # a FIFO, a device or a symlink to one is refused, not read (drill.files)
+        raw = read_regular(cache_path(), MAX_CACHE_BYTES)
         data = json.loads(raw, parse_constant=_refuse_constant)
-    except (OSError, ValueError, RecursionError, MemoryError):
+    except (OSError, ValueError, RecursionError, MemoryError):  # FileRefused is a ValueError
         return {}
     if (
         type(data) is not dict

@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from drill.files import FileRefused, read_regular
 from drill.mock.errors import MockError
 from trainer_lab.grading import (
     CONTRACT,
@@ -191,29 +191,14 @@ def new_workspace(rounds_dir: Path) -> Path:
 
 
 def _read_bounded(path: Path) -> bytes:
-    """The file's bytes: a regular file of at most MAX_NOTEBOOK_BYTES (opened without blocking,
-    so a FIFO is refused rather than waited on)."""
+    """The file's bytes: a regular file of at most MAX_NOTEBOOK_BYTES (drill.files: a FIFO is
+    refused rather than waited on)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return read_regular(path, MAX_NOTEBOOK_BYTES)
     except FileNotFoundError:
         raise MockError(f"no such file: {path}") from None
-    except OSError as error:
-        raise MockError(f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise MockError(f"{path} is not a regular file")
-        if info.st_size > MAX_NOTEBOOK_BYTES:
-            raise MockError(f"{path} is larger than {MAX_NOTEBOOK_BYTES // 1024**2} MiB")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_NOTEBOOK_BYTES + 1)
-    except OSError as error:
-        raise MockError(f"cannot read {path}: {error.strerror or error}") from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_NOTEBOOK_BYTES:  # it grew after the check
-        raise MockError(f"{path} is larger than {MAX_NOTEBOOK_BYTES // 1024**2} MiB")
-    return data
+    except FileRefused as error:
+        raise MockError(str(error)) from None
 
 
 def _first_line(error: BaseException) -> str:
