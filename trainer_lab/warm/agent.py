@@ -42,6 +42,8 @@ _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, sign
 
 def run_rank(module: str, *args: str) -> None:
     """One rank: run `module` in a child, pass signals on, end as the child ended."""
+    expected = os.environ.get(PARENT_ENV)  # the agent: this wrapper dies with it, as a rank would
+    die_with_parent(int(expected) if expected else None)
     wrapper = os.getpid()
     child = os.fork()
     if child == 0:
