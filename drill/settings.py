@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from drill.errors import SettingsError
+from drill.files import FileRefused, read_regular
 from drill.paths import settings_path
 
 LEECH_ACTIONS = ("suspend", "tag")
@@ -71,14 +72,12 @@ def _shown(value: object, limit: int = 40) -> str:
 
 def _read(path: Path) -> str | None:
     """The file's text; None when there is no file."""
-    try:
-        if not path.exists():
-            return None
-        if not path.is_file():  # a directory, or a FIFO that would block the read
-            raise SettingsError(f"{path}: cannot read settings: not a regular file")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise SettingsError(f"{path}: settings file larger than {MAX_FILE_BYTES} bytes")
-        return path.read_text(encoding="utf-8")
+    try:  # a directory, FIFO or device is refused without blocking (drill.files)
+        return read_regular(path, MAX_FILE_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except FileRefused as error:
+        raise SettingsError(f"cannot read settings: {error}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise SettingsError(f"{path}: cannot read settings: {error}") from None
 
