@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from storage.domains import card_state_problems
 from storage.errors import DatabaseError, one_line
 from storage.schema_names import (
     CARD_STATE,
@@ -32,6 +33,15 @@ _INTERVAL = (
     "julianday(json_extract(state_before, '$.due')) "
     "- julianday(json_extract(state_before, '$.last_review'))"
 )
+# a custom-study rating of a card that was not due (its schedule kept): the same rule as
+# drill.review.review_log.schedule_kept, which the optimizer and the CSV export use. True
+# retention leaves such reviews out, as Anki's leaves out filtered-deck reviews.
+_KEPT = (
+    "CASE WHEN json_valid(state_before) AND json_valid(state_after) THEN "
+    "COALESCE(json_extract(state_before, '$.last_review') <> '' "
+    "AND json_extract(state_before, '$.last_review') "
+    "= json_extract(state_after, '$.last_review'), 0) END"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +56,7 @@ class CardStateRow:
     suspended: bool
     buried_until: datetime | None
     leech: bool
+    damaged: bool = False  # values drill never writes (storage.domains): shown as suspended
 
 
 def _time(text: str | None) -> datetime | None:
@@ -130,7 +141,8 @@ def _add_reviews(conn: sqlite3.Connection, totals: ReviewTotals) -> None:
     conn.execute(
         "CREATE TEMP TABLE drill_new_reviews AS SELECT id, card_id, deck_id, "
         "date(reviewed_at, ?) AS day, rating = 1 AS again, "
-        f"COALESCE(CASE WHEN json_valid(state_before) THEN {_INTERVAL} END, 0) >= ? AS mature "
+        f"COALESCE(CASE WHEN json_valid(state_before) THEN {_INTERVAL} END, 0) >= ? "
+        f"AND NOT COALESCE({_KEPT}, 0) AS mature "
         f"FROM {REVIEW_LOG} WHERE id > ?",
         (_shift(totals.shift_minutes), MATURE_DAYS, totals.last_id),
     )
@@ -163,27 +175,35 @@ def _add_reviews(conn: sqlite3.Connection, totals: ReviewTotals) -> None:
 
 
 def card_states(conn: sqlite3.Connection) -> list[CardStateRow]:
-    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({CARD_STATE})")}
-    leech = "leech" if "leech" in columns else "0"
-    rows = conn.execute(
-        f"SELECT card_id, deck_id, state, due, last_review, lapses, reps, suspended, "
-        f"buried_until, {leech} FROM {CARD_STATE}"
-    ).fetchall()
-    return [
-        CardStateRow(
-            card_id=str(r[0]),
-            deck_id=str(r[1]),
-            state=None if r[2] is None else int(r[2]),
-            due=_time(r[3]),
-            last_review=_time(r[4]),
-            lapses=int(r[5] or 0),
-            reps=int(r[6] or 0),
-            suspended=bool(r[7]),
-            buried_until=_time(r[8]),
-            leech=bool(r[9]),
+    """Every card_state row. A row holding values drill never writes (storage.domains) reads
+    as suspended and `damaged`, with no schedule: shown, never scheduled or counted as due."""
+    cursor = conn.execute(f"SELECT * FROM {CARD_STATE}")
+    names = [column[0] for column in cursor.description]
+    found = []
+    for values in cursor:
+        row = dict(zip(names, values, strict=True))
+        row.setdefault("leech", 0)
+        if card_state_problems(row):
+            found.append(
+                CardStateRow(str(row["card_id"]), str(row["deck_id"]), None, None, None, 0, 0,
+                             True, None, False, damaged=True)
+            )  # fmt: skip
+            continue
+        found.append(
+            CardStateRow(
+                card_id=row["card_id"],
+                deck_id=row["deck_id"],
+                state=row["state"],
+                due=_time(row["due"]),
+                last_review=_time(row["last_review"]),
+                lapses=row["lapses"],
+                reps=row["reps"],
+                suspended=bool(row["suspended"]),
+                buried_until=_time(row["buried_until"]),
+                leech=bool(row["leech"]),
+            )
         )
-        for r in rows
-    ]
+    return found
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:

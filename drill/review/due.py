@@ -16,6 +16,7 @@ from drill.review.queue import (
     QueueEntry,
     ReviewDay,
     is_available,
+    is_due,
     is_new,
     new_remaining,
     queue_for,
@@ -50,9 +51,11 @@ def deck_summaries(
     *,
     new_limit: int,
     introduced_today: int,
+    day_end: datetime | None = None,
 ) -> list[DeckSummary]:
     """Counts per deck. The daily new limit is shared by all decks, so each deck's `new` is
-    capped by what is left of it today (the total is capped again by `totals`)."""
+    capped by what is left of it today (the total is capped again by `totals`). A review card
+    is due by day (drill.review.queue.is_due, with `day_end` the next day's start)."""
     allowance = new_remaining(new_limit, introduced_today)
     summaries: list[DeckSummary] = []
     for deck in outline:
@@ -65,7 +68,7 @@ def deck_summaries(
             if is_new(row):
                 new += 1
             elif row is not None and row.due is not None:
-                if row.due <= now:
+                if is_due(row, now, day_end):
                     due += 1
                 if next_due is None or row.due < next_due:
                     next_due = row.due
@@ -90,7 +93,7 @@ def due_counts(
     """Per-deck counts and their totals at `now` within `day` (drill.review.queue.review_day):
     what the home screen and `drill due` show."""
     limits = {"new_limit": day.new_limit, "introduced_today": day.introduced_today}
-    summaries = deck_summaries(outline, schedules, now, **limits)
+    summaries = deck_summaries(outline, schedules, now, **limits, day_end=day.next_start)
     return summaries, totals(summaries, **limits)
 
 

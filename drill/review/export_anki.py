@@ -9,15 +9,27 @@ from __future__ import annotations
 
 import hashlib
 import html
+import itertools
+import json
 import re
-from collections.abc import Sequence
+import secrets
+import sqlite3
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
+from drill.files import FileRefused, read_regular
 from drill.review.export_target import write_atomically
 from drill.text import printable
 
 if TYPE_CHECKING:
+    from markdown_it.token import Token
+
     from drill.decks.models import Card, Deck
 
 DECK_PREFIX = "drill::"
@@ -56,10 +68,83 @@ def html_text(text: str) -> str:
     return html.escape(printable(text))
 
 
-def render_markdown(text: str) -> str:
+MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+MEDIA_MAX_BYTES = 20 * 1024 * 1024
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:|^//")
+
+
+@dataclass
+class Media:
+    """Images the cards reference, gathered while rendering: files under `base` (the deck
+    file's directory) go into the package under a name made from their content; anything
+    else (missing, outside `base`, not a regular file, too large) is a warning naming it."""
+
+    base: Path | None = None
+    files: dict[str, bytes] = field(default_factory=dict)  # name in the package -> content
+    warnings: list[str] = field(default_factory=list)
+    where: str = ""  # the card being rendered, for the warnings
+
+    def add(self, src: str) -> str | None:
+        """The package's name for image `src`, or None (and a warning) when it cannot go in."""
+        if self.base is None:
+            self.warnings.append(f"image {printable(src)!r}{self.where}: no deck directory")
+            return None
+        base = self.base.resolve()
+        path = (base / unquote(src)).resolve()
+        if not path.is_relative_to(base):
+            self.warnings.append(
+                f"image {printable(src)!r}{self.where}: outside the deck's directory, left out"
+            )
+            return None
+        try:
+            data = read_regular(path, MEDIA_MAX_BYTES)
+        except FileNotFoundError:
+            self.warnings.append(f"image not found: {printable(src)!r}{self.where}")
+            return None
+        except (FileRefused, OSError) as error:
+            self.warnings.append(f"image {printable(src)!r}{self.where}: {printable(str(error))}")
+            return None
+        name = f"drill-{hashlib.sha256(data).hexdigest()[:16]}{path.suffix.lower()[:10]}"
+        self.files[name] = data
+        return name
+
+
+def render_markdown(text: str, media: Media | None = None) -> str:
+    """Card Markdown as HTML for Anki. Math `\\(..\\)` and `\\[..\\]` reaches Anki as MathJax
+    delimiters: it is set aside before CommonMark (which would take `\\(` for an escaped
+    parenthesis) and put back, HTML-escaped, afterwards. Image sources become the package's
+    media names (see Media); without `media`, images are left as written."""
     from markdown_it import MarkdownIt
 
-    return str(MarkdownIt("commonmark", {"html": False}).enable("table").render(text)).strip()
+    nonce = secrets.token_hex(8)
+    spans: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        spans.append(match.group(0))
+        return f"drillmath{nonce}x{len(spans) - 1}x"
+
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = md.parse(MATH.sub(hold, text))
+    if media is not None:
+        _rewrite_images(tokens, media)
+    rendered = str(md.renderer.render(tokens, md.options, {})).strip()
+    return re.sub(
+        rf"drillmath{nonce}x(\d+)x", lambda m: html.escape(spans[int(m.group(1))]), rendered
+    )
+
+
+def _rewrite_images(tokens: Sequence[Token], media: Media) -> None:
+    for token in tokens:
+        if token.children:
+            _rewrite_images(token.children, media)
+        if token.type != "image":
+            continue
+        src = str(token.attrGet("src") or "")
+        if not src or _SCHEME.match(src):
+            continue  # a URL (or data:) is Anki's to fetch, as it would be in a note
+        name = media.add(src)
+        if name is not None:
+            token.attrSet("src", name)
 
 
 def _model():  # type: ignore[no-untyped-def]
@@ -74,13 +159,14 @@ def _model():  # type: ignore[no-untyped-def]
     )
 
 
-def _note(model, card: Card):  # type: ignore[no-untyped-def]
+def _note(model, card: Card, media: Media):  # type: ignore[no-untyped-def]
     import genanki
 
+    media.where = f" (card {printable(card.id)})"
     fields = [
-        render_markdown(card.front),
-        render_markdown(card.back),
-        render_markdown(card.more) if card.more.strip() else "",
+        render_markdown(card.front, media),
+        render_markdown(card.back, media),
+        render_markdown(card.more, media) if card.more.strip() else "",
         html_text(card.id),
     ]
     tags = [t for t in (anki_tag(tag) for tag in card.tags) if t]
@@ -88,23 +174,57 @@ def _note(model, card: Card):  # type: ignore[no-untyped-def]
 
 
 def write_apkg(
-    decks: Sequence[Deck], out: Path, *, timestamp: float | None = None
+    decks: Sequence[Deck],
+    out: Path,
+    *,
+    timestamp: float | None = None,
+    media_dirs: Mapping[str, Path] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[Path, int]:
     """Write `decks` to `out` as one .apkg (atomically). Returns (out, number of notes).
     `timestamp` (default now) is the notes' modification time: Anki updates a note on import
-    only when the package's note is newer than its own copy."""
+    only when the package's note is newer than its own copy. Images the cards reference are
+    read from `media_dirs[deck id]` (the deck file's directory) into the package's media;
+    each one that cannot be (missing, outside that directory) is passed to `warn`."""
     import genanki
 
     model = _model()
     anki_decks = []
     notes = 0
+    media_files: dict[str, bytes] = {}
     for deck in decks:
         name = DECK_PREFIX + deck.deck
         description = html_text(deck.title)  # Anki shows a deck's description as HTML
         anki_deck = genanki.Deck(stable_id(f"deck:{deck.deck}"), name, description=description)
+        media = Media(base=(media_dirs or {}).get(deck.deck))
         for card in deck.cards:
-            anki_deck.add_note(_note(model, card))
+            anki_deck.add_note(_note(model, card, media))
             notes += 1
+        media_files.update(media.files)
+        for warning in media.warnings:
+            (warn or (lambda _line: None))(f"{printable(deck.deck)}: {warning}")
         anki_decks.append(anki_deck)
     package = genanki.Package(anki_decks)
-    return write_atomically(out, lambda path: package.write_to_file(str(path), timestamp)), notes
+    moment = time.time() if timestamp is None else timestamp
+    written = write_atomically(out, lambda path: _write_package(package, path, moment, media_files))
+    return written, notes
+
+
+def _write_package(package: Any, path: Path, timestamp: float, media: Mapping[str, bytes]) -> None:
+    """The .apkg layout genanki's Package.write_to_file writes (collection.anki2, a `media` map
+    of numbered files), with its collection database in a private temporary directory that is
+    removed however this ends: genanki's own mkstemp file is never deleted."""
+    with tempfile.TemporaryDirectory(prefix="drill-anki-") as work:
+        collection = Path(work) / "collection.anki2"
+        conn = sqlite3.connect(collection)
+        try:
+            package.write_to_db(conn.cursor(), timestamp, itertools.count(int(timestamp * 1000)))
+            conn.commit()
+        finally:
+            conn.close()
+        names = sorted(media)
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.write(collection, "collection.anki2")
+            archive.writestr("media", json.dumps({str(i): name for i, name in enumerate(names)}))
+            for index, name in enumerate(names):
+                archive.writestr(str(index), media[name])

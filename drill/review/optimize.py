@@ -33,7 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from drill.errors import DrillError
 from drill.review.queue import learner_date
-from drill.review.review_log import LoggedReview
+from drill.review.review_log import NEW, LoggedReview
 from drill.settings import FSRS_PARAMETER_COUNT, Settings, checked_fsrs_parameters
 
 if TYPE_CHECKING:
@@ -105,13 +105,17 @@ def review_histories(
     reviews: Sequence[LoggedReview], *, day_start_hour: int = 4, tz: tzinfo | None = None
 ) -> list[list[Step]]:
     """One history per usable review: the card's steps up to and including it. Days start at
-    `day_start_hour` local time (`tz`, default the machine's), as drill's "today" does."""
+    `day_start_hour` local time (`tz`, default the machine's), as drill's "today" does, and
+    delta_t counts learner days, as the scheduler does (drill.times.days_between). A review of
+    a card as new after earlier reviews follows a reset (the browser's "reset"): the card's
+    history starts afresh there, and the reviews before it are left out, as Anki's fit does."""
     by_card: dict[str, list[LoggedReview]] = defaultdict(list)
     for review in reviews:
         by_card[review.card_id].append(review)
     histories: list[list[Step]] = []
     for history in by_card.values():
         history.sort(key=lambda r: r.reviewed_at)
+        history = since_last_reset(history)
         steps: list[Step] = []
         last_day = None
         for review in history:
@@ -122,6 +126,16 @@ def review_histories(
                 histories.append(list(steps))
             last_day = day
     return histories
+
+
+def since_last_reset(history: Sequence[LoggedReview]) -> list[LoggedReview]:
+    """One card's reviews (oldest first) from its last reset on: the last review made while the
+    card was new that follows an earlier review."""
+    start = 0
+    for index, review in enumerate(history):
+        if index > 0 and review.state == NEW:
+            start = index
+    return list(history[start:])
 
 
 def build_items(

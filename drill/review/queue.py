@@ -4,19 +4,24 @@ first paint can build the queue without importing the scheduler or the ORM.
 
 `review_day` is the one place that works out the learner's day (when it started, when the next
 starts) and what is left of its new-card limit; the queue, the due counts and `drill due` use it.
-`learner_date` is the day a given moment belongs to (the FSRS fit counts days between reviews
-with it).
+The learner's day itself (`learner_date`, `day_start`, `next_day_start`) lives in drill.times
+and is re-exported here. A review card is due by day, as in Anki: from the start of its due day
+on; learning and relearning cards are due by time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import datetime, timedelta
 
 from drill.decks.index import DeckOutline
 from drill.settings import Settings
+from drill.times import day_start, next_day_start
+from drill.times import learner_date as learner_date  # re-exported: the fit and stats use it
 from storage.snapshot import ScheduleRow, Snapshot
+
+REVIEW_STATE = 2  # fsrs State.Review, as stored in card_state.state
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,27 +29,6 @@ class QueueEntry:
     card_id: str
     deck_id: str
     is_new: bool
-
-
-def learner_date(moment: datetime, hour: int = 4, tz: tzinfo | None = None) -> date:
-    """The learner's day that `moment` falls in: its date in `tz` (default the machine's local
-    time) when days start at `hour`:00, so 03:00 with hour 4 still belongs to the day before."""
-    return (moment.astimezone(tz) - timedelta(hours=hour)).date()
-
-
-def day_start(now: datetime, hour: int = 4) -> datetime:
-    """Start of the learner's current day: the last local `hour`:00 at or before `now`."""
-    local = now.astimezone()
-    start = datetime.combine(learner_date(local, hour, local.tzinfo), time(hour), local.tzinfo)
-    return start.astimezone(now.tzinfo)
-
-
-def next_day_start(now: datetime, hour: int = 4) -> datetime:
-    """When "tomorrow" begins (bury lasts until then). DST shifts are absorbed by re-localising."""
-    start = day_start(now, hour)
-    candidate = (start + timedelta(hours=25)).astimezone()
-    nxt = datetime.combine(candidate.date(), time(hour), tzinfo=candidate.tzinfo)
-    return nxt.astimezone(now.tzinfo)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +72,17 @@ def is_new(row: ScheduleRow | None) -> bool:
     return row is None or row.state is None
 
 
+def is_due(row: ScheduleRow, now: datetime, day_end: datetime | None = None) -> bool:
+    """Whether a scheduled card is due at `now`. A review card is due by day: from the start of
+    its due learner day, so anything due before `day_end` (when the next day starts) is due now;
+    a learning or relearning card is due at its time. Without `day_end`, by time for all."""
+    if row.due is None:
+        return False
+    if row.state == REVIEW_STATE and day_end is not None:
+        return row.due < day_end
+    return row.due <= now
+
+
 def new_remaining(new_limit: int, introduced_today: int) -> int:
     return max(0, new_limit - introduced_today)
 
@@ -101,8 +96,10 @@ def build_queue(
     introduced_today: int,
     deck_id: str | None = None,
     learn_ahead: timedelta = timedelta(0),
+    day_end: datetime | None = None,
 ) -> list[QueueEntry]:
-    """Due cards (due <= now), oldest due first; then new cards in deck order, up to
+    """Due cards (is_due: review cards due before `day_end`, the others due <= now), oldest
+    due first; then new cards in deck order, up to
     `new_limit - introduced_today`; then cards due within `learn_ahead` (a learning step
     a few minutes away), soonest first: the same window a session uses for a card it just
     rated, so reopening offers them too. Suspended and buried-until-later cards are skipped."""
@@ -119,7 +116,7 @@ def build_queue(
                 continue
             if is_new(row):
                 fresh.append(QueueEntry(card_id, deck.deck_id, True))
-            elif row is not None and row.due is not None and row.due <= now:
+            elif row is not None and row.due is not None and is_due(row, now, day_end):
                 due.append((row.due, order, QueueEntry(card_id, deck.deck_id, False)))
                 order += 1
             elif row is not None and row.due is not None and row.due <= now + learn_ahead:
@@ -147,4 +144,5 @@ def queue_for(
         introduced_today=day.introduced_today,
         deck_id=deck_id,
         learn_ahead=day.learn_ahead,
+        day_end=day.next_start,
     )

@@ -5,7 +5,9 @@ storage.stats_queries; this module turns the grouped rows into the figures:
 
 - reviews per learner's day over the last 365 days, and the current streak;
 - true retention: the share of reviews of mature cards (scheduled interval >= 21 days) not rated
-  Again, overall, per deck and per week, next to the desired retention;
+  Again, overall, per deck and per week, next to the desired retention; custom-study ratings of
+  cards that were not due are left out (review_log.schedule_kept; Anki leaves out filtered-deck
+  reviews the same way);
 - the due forecast for the next 30 days and the card counts by state;
 - the weakest tags and decks (most lapses, then lowest retention);
 - calibration of lab predictions by stated certainty, and mock-round and exercise-check

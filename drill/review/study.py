@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from drill.review.queue import QueueEntry, is_available, is_new
+from drill.review.queue import QueueEntry, is_available, is_due, is_new, next_day_start
 from drill.settings import Settings
 from storage.snapshot import ScheduleRow
 
@@ -73,7 +73,8 @@ def study_queue(
 ) -> StudyPlan:
     """Matching cards: due ones (oldest first), then not-yet-due ones (soonest due first),
     then new ones in deck order; at most `chosen.limit`."""
-    del settings  # the same settings as a session: kept for a later learn-ahead rule
+    # a review card is due by day (queue.is_due), as in a normal session
+    day_end = next_day_start(now, settings.day_start_hour) if settings is not None else None
     due: list[tuple[datetime, QueueEntry]] = []
     ahead: list[tuple[datetime, QueueEntry]] = []
     fresh: list[QueueEntry] = []
@@ -93,7 +94,7 @@ def study_queue(
             if is_new(row):
                 fresh.append(QueueEntry(card.id, deck_id, True))
             elif row is not None and row.due is not None:
-                target = due if row.due <= now else ahead
+                target = due if is_due(row, now, day_end) else ahead
                 target.append((row.due, QueueEntry(card.id, deck_id, False)))
     due.sort(key=lambda item: item[0])
     ahead.sort(key=lambda item: item[0])

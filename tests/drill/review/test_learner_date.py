@@ -29,6 +29,7 @@ def test_before_the_day_start_hour_belongs_to_the_day_before() -> None:
 def test_the_fit_counts_days_between_reviews_in_learner_days() -> None:
     late = datetime(2025, 3, 3, 23, 15, tzinfo=UTC)
     small_hours, morning = late + timedelta(hours=4, minutes=30), late + timedelta(hours=5)
-    reviews = [LoggedReview("a", at, 3, 0, 1000) for at in (late, small_hours, morning)]
+    reviews = [LoggedReview("a", at, 3, 0 if at == late else 1, 1000)
+               for at in (late, small_hours, morning)]  # fmt: skip
     # 03:45 is still the evening's learner day; 04:15 is the next one.
     assert review_histories(reviews, day_start_hour=4, tz=UTC) == [[(3, 0), (3, 0), (3, 1)]]

@@ -38,8 +38,10 @@ from tests.support.synthetic_reviews import synthetic_reviews, true_parameters, 
 T0 = datetime(2025, 3, 3, 10, 0, tzinfo=UTC)
 
 
-def _review(card: str, at: datetime, rating: int) -> LoggedReview:
-    return LoggedReview(card, at, rating, 0, 1000)
+def _review(card: str, at: datetime, rating: int, state: int = 2) -> LoggedReview:
+    # state before the review: a card's reviews after its first are not of a new card (0),
+    # which would read as a reset (see test_reset_starts_the_cards_history_afresh)
+    return LoggedReview(card, at, rating, state, 1000)
 
 
 @pytest.fixture(scope="module")
