@@ -1,13 +1,14 @@
 """`drill mock`: timed mock rounds. Registered by drill/cli/main.py through `register(subparsers)`.
 
-    drill mock [ROUND] [--minutes N]   play a round (default: standard) in the TUI
+    drill mock [ROUND] [--minutes N]   play a talk-only round (default: standard) in the TUI
     drill mock resume [ID]             resume an interrupted round (default: the latest)
     drill mock list                    the round definitions
     drill mock history                 past rounds with their bands
     drill mock report ID [--md]        a round's report (--md: full Markdown export)
     drill mock report coding ID [--md] a coding round's report
     drill mock grade FILE [--phase P] [--json]   grade a train.py (or a notebook's train.py cell)
-    drill mock notebook [OUT.ipynb]    the coding round as a Jupyter notebook (drill_data.py beside)
+    drill mock notebook [OUT.ipynb]    the coding round in a Jupyter notebook, with its clock
+    drill mock watch [ROUND]           a coding round's clock and gradings in the terminal
     drill mock contract                the coding round's contract and its dataset module
     drill mock coding [resume [ID]] [--minutes N]   the coding round (editor, clock, grading)
 
@@ -37,12 +38,16 @@ if TYPE_CHECKING:
 
 PLAY = "play"
 EPILOG = """\
-A first word that is not a command is the round to play: `drill mock quick` = `drill mock play
-quick`; `drill mock` alone plays the standard round. `drill mock COMMAND --help` explains each.
+The standard round is the coding round: `drill mock coding` (in the app) or `drill mock notebook`
+(in Jupyter or VS Code, the clock kept by `drill mock watch`). The text rounds are talk-only
+practice: a first word that is not a command is the round to play (`drill mock quick` = `drill
+mock play quick`; `drill mock` alone plays the talk-only standard round). `drill mock COMMAND
+--help` explains each.
 
-In a round: type into the answer boxes (autosaved every few seconds and on every phase change),
-F2 pause/resume, F3 next phase, F10 end the round, ctrl+s save now. At the end, confirm the
-pre-checked rubric checklist and save: weak cards are rated Again/Hard in your review schedule.
+In a talk-only round: type into the answer boxes (autosaved every few seconds and on every phase
+change), F2 pause/resume, F3 next phase, F10 end the round (asked first), ctrl+s save now. At the
+end, confirm the pre-checked rubric checklist and save: the cards of answered prompts that were
+not fully covered are rated Again/Hard in your review schedule.
 """
 MINUTES_HELP = "compress or stretch the round to N minutes in total (every phase scales)"
 
@@ -169,20 +174,23 @@ def _add_coding_commands(sub: Any) -> None:
 
     _command(sub, "contract", cmd_contract, "print the coding contract and the dataset module")
 
-    from drill.cli import mock_followups
+    from drill.cli import mock_followups, mock_watch
 
     mock_followups.register(sub)
+    mock_watch.register(sub)
 
     notebook = _command(
         sub,
         "notebook",
         cmd_notebook,
-        "the coding round as a Jupyter notebook (as in a Colab interview)",
-        "Write the coding round as a Jupyter notebook, and the given drill_data.py beside it:\n"
-        "per phase its prompt and the contract's checks, one `%%writefile train.py` cell (the\n"
-        "starter), a `!torchrun --nproc-per-node 2 train.py ...` cell and a notes cell.\n"
-        "Default: a new workspace DRILL_HOME/rounds/notebook-<n>/round.ipynb. An existing\n"
-        "notebook is never replaced. Grade it with `drill mock grade NOTEBOOK.ipynb`.",
+        "the standard round in a Jupyter notebook (as in a Colab interview)",
+        "Start the standard (coding) round as a Jupyter notebook: per phase its prompt and the\n"
+        "contract's checks, one `%%writefile train.py` cell (the starter), a `!torchrun\n"
+        "--nproc-per-node 2 train.py ...` cell and a notes cell, with drill_data.py beside it.\n"
+        "Default: a new round DRILL_HOME/rounds/<id>/round.ipynb with its clock: keep time and\n"
+        "have each phase graded with `drill mock watch` (or `drill mock coding resume <id>`).\n"
+        "With OUT.ipynb: only the notebook, there (no round, no clock). An existing notebook\n"
+        "is never replaced. Grade it any time with `drill mock grade NOTEBOOK.ipynb`.",
     )
     notebook.add_argument(
         "out", nargs="?", metavar="OUT.ipynb", help="where to write it (default: a new workspace)"
@@ -210,11 +218,17 @@ def _deck_dirs(args: argparse.Namespace) -> list[Path]:
     return [p for p in user_deck_dirs(getattr(args, "decks", None) or []) if p.is_dir()]
 
 
+MAX_ROUND_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no round
+
+
 def _round_id(text: str) -> int:
     try:
-        return int(text)
+        number = int(text)
     except ValueError:
-        raise MockError(f"round id must be a number, got {text!r}") from None
+        raise MockError(f"round id must be a number, got {printable(repr(text))}") from None
+    if not 1 <= number <= MAX_ROUND_ID:
+        raise MockError(f"no round with id {text[:40]} (ids are whole numbers from 1)")
+    return number
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -229,8 +243,15 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from drill.mock.coding.session import CODING_PHASES
     from drill.mock.loader import list_rounds
+    from drill.mock.past import CODING_TITLE
 
+    total = sum(p.minutes for p in CODING_PHASES)
+    say(f"{'coding':<12} {total:>4g} min  {CODING_TITLE}")
+    phases = ", ".join(f"{p.id} {p.minutes:g}m" for p in CODING_PHASES)
+    say(f"{'':<12} phases: {phases}")
+    say(f"{'':<12} play: drill mock coding · in a notebook: drill mock notebook")
     for definition, path in list_rounds(_deck_dirs(args)):
         phases = ", ".join(f"{p.id} {p.minutes:g}m" for p in definition.phases)
         say(f"{definition.round:<12} {definition.total_minutes:>4g} min  {definition.title}")
@@ -240,16 +261,35 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from drill.cli.services import open_services
+    from drill.mock.past import coding_history
 
     with open_services(args) as services:
         rows = services.mock_store.history()
-    if not rows:
-        say("No mock rounds yet. Start one with `drill mock`.")
+    coding = coding_history(_coding_rounds())
+    if not rows and not coding:
+        say("No mock rounds yet. Start one with `drill mock coding` or `drill mock notebook`.")
         return 0
-    for row in rows:
-        result = f"{row.band} {row.score:.0%}" if row.band is not None else row.status
-        say(f"{row.id:>4}  {row.started_at:%Y-%m-%d %H:%M}  {row.round_key:<10} {result}")
+    lines = [
+        (row.started_at, f"{row.id:>4}  {row.started_at:%Y-%m-%d %H:%M}  {row.round_key:<10} "
+         f"{f'{row.band} {row.score:.0%}' if row.band is not None else row.status}")
+        for row in rows
+    ] + [
+        (row.started_at, f"{row.id:>4}  {row.started_at:%Y-%m-%d %H:%M}  {row.kind:<10} "
+         f"{row.result()}")
+        for row in coding
+    ]  # fmt: skip
+    say(f"{'ID':>4}  {'STARTED (UTC)':<16}  {'ROUND':<10} RESULT")
+    for _, line in sorted(lines, key=lambda pair: _utc(pair[0]), reverse=True):
+        say(printable(line))
+    if coding:
+        say("Reports: drill mock report coding ID (coding, notebook); drill mock report ID (talk)")
     return 0
+
+
+def _utc(moment: Any) -> Any:
+    from datetime import UTC
+
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -335,12 +375,18 @@ def cmd_contract(args: argparse.Namespace) -> int:
     return 0
 
 
+def _wrap(text: str, width: int, **options: str) -> list[str]:
+    """Lines of at most `width` where words allow: a word (a path, a prompt's term) is never
+    cut in two; one longer than the line stands on a line of its own."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False, **options)
+
+
 def _print_checks(checks: list[dict[str, Any]]) -> None:
     width = max((len(c["name"]) for c in checks), default=0)
     indent = " " * (width + 8)
     for c in checks:
         verdict = "PASS" if c["passed"] else "FAIL"
-        lines = textwrap.wrap(c["detail"], 100 - len(indent)) or [""]
+        lines = _wrap(c["detail"], 100 - len(indent)) or [""]
         say(f"{verdict:<4}  {c['name']:<{width}}  {lines[0]}")
         for line in lines[1:]:
             say(indent + line)
@@ -393,7 +439,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if grading.likely_causes:
             say("Likely causes:")
             for cause in grading.likely_causes:
-                say(textwrap.fill(cause, 100, initial_indent="  - ", subsequent_indent="    "))
+                say("\n".join(_wrap(cause, 100, initial_indent="  - ", subsequent_indent="    ")))
         say(
             f"{grading.passed}/{grading.total} checks hold ({grading.duration_s:.0f} s); "
             f"result: {out_dir}"
@@ -423,14 +469,34 @@ def _notebook_script(path: Path, out_dir: Path) -> tuple[Path, str]:
 def cmd_notebook(args: argparse.Namespace) -> int:
     from shlex import quote
 
-    from drill.mock.notebook import new_workspace, write_round_notebook
+    from drill.mock.notebook import write_round_notebook
 
-    path = write_round_notebook(Path(args.out)) if args.out else new_workspace(_coding_rounds())
-    folder, name = quote(str(path.parent)), quote(path.name)
-    say(f"Notebook round: {path}  (drill_data.py beside it)")
-    say(f"Open it:  cd {folder} && jupyter lab {name}   (or VS Code; Colab: upload both)")
-    say(f"Grade it: drill mock grade {quote(str(path))}")
+    if args.out:  # just the notebook, where asked: no round, no clock
+        path = write_round_notebook(Path(args.out))
+        say(f"Notebook: {printable(str(path))}  (drill_data.py beside it)")
+        say(f"Open it:  {_open_line(path)}")
+        say(f"Grade it: drill mock grade {printable(quote(str(path)))}")
+        return 0
+    from drill.mock.coding.session import CodingSession
+
+    try:
+        session = CodingSession.create(_coding_rounds(), notebook=True)
+    except OSError as error:
+        raise MockError(f"cannot create the round: {error.strerror or error}") from None
+    path = session.notebook_path
+    say(f"Notebook round {session.round_id}: {printable(str(path))}  (drill_data.py beside it)")
+    say(f"Open it:   {_open_line(path)}")
+    say(f"The clock: drill mock watch {session.round_id}   (or in the app: drill mock coding "
+        f"resume {session.round_id})")  # fmt: skip
+    say(f"Grade now: drill mock grade {printable(quote(str(path)))}")
     return 0
+
+
+def _open_line(path: Path) -> str:
+    from shlex import quote
+
+    folder, name = quote(str(path.parent)), quote(path.name)
+    return printable(f"cd {folder} && jupyter lab {name}   (or VS Code; Colab: upload both)")
 
 
 def _coding_rounds() -> Path:

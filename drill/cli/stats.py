@@ -16,7 +16,8 @@ DESCRIPTION = """\
 Review statistics: reviews per day and streak, true retention (reviews of mature cards,
 interval >= 21 days, not rated Again) per deck and week, the due forecast for 30 days, card
 counts by state, the weakest tags and decks, lab-prediction calibration, mock-round results
-and exercise checks over time."""
+(talk-only rounds by band, coding and notebook rounds by the checks that held) and exercise
+checks over time."""
 
 
 def register(subparsers: Any) -> None:
@@ -40,12 +41,22 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
     with open_services(args) as services:
         stats = stats_for(services.decks, services.db.path, services.settings, services.now())
+    data = stats.to_json()
+    data["coding_rounds"] = _coding_rounds()
     if args.json:
-        print(json.dumps(stats.to_json(), indent=2))
+        print(json.dumps(data, indent=2))
         return 0
-    for line in text_report(stats.to_json()):
+    for line in text_report(data):
         say(line)
     return 0
+
+
+def _coding_rounds() -> list[dict[str, Any]]:
+    """The coding and notebook rounds (DRILL_HOME/rounds), newest first, as JSON values."""
+    from drill.mock.coding.session import default_rounds_dir
+    from drill.mock.past import coding_history
+
+    return [row.to_json() for row in coding_history(default_rounds_dir())]
 
 
 def _pct(value: float | None) -> str:
@@ -89,6 +100,12 @@ def text_report(data: dict[str, Any]) -> list[str]:
         lines.append(
             f"mock {mock['started_at'][:10]} {mock['round']}: {mock['score']:.0%} {mock['band']}"
         )
+    for row in data.get("coding_rounds", [])[:5]:
+        held = (
+            f"{row['checks_held']}/{row['checks']} checks hold" if row["checks"] else "not graded"
+        )
+        state = "" if row["finished"] else ", unfinished"
+        lines.append(f"{row['kind']} round {row['started_at'][:10]} #{row['id']}: {held}{state}")
     for check in data["exercise_results"][-5:]:
         result = "solved" if check["solved"] else check["status"]
         lines.append(

@@ -1,17 +1,19 @@
-"""Offline rubric coverage: does a typed answer name the concept of each rubric bullet?
+"""Offline rubric coverage: does a typed answer state each rubric bullet?
 
 No model, just words. Both bullet and answer are tokenized, lightly stemmed and mapped through a
 table of synonym phrases to shared concept tokens ("adam moments" and "optimizer state" are the same
-concept). A bullet is read as parts separated by commas (each part is needed) whose alternatives are
-separated by " or " (any one suffices); an alternative is present when at least half of its content
-words, or all the synonym-table concepts it names, are in the answer. A word in the scope of a
-negation is marked negated on both sides: "no sampler state" does not cover "sampler state", while
-"no replay" covers "no silent replay". The result only pre-checks a checklist the user corrects.
+concept) and a table of related words ("refuse" states "reject"). A bullet is read as parts
+separated by commas, each of them needed, whose alternatives are separated by " or " (any one
+suffices); an alternative is present only when every one of its content terms is in the answer
+(generic qualifiers such as "state" or "explicit" excepted): naming two of a bullet's three things
+is not stating it, so "model, optimizer, scheduler, scaler state" needs the scaler too. A word in
+the scope of a negation is marked negated on both sides: "no sampler state" does not cover "sampler
+state", while "no replay" covers "no silent replay". The result only pre-checks a checklist the
+user corrects; a bullet partly named is shown as a hint, never checked.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -23,8 +25,8 @@ class Coverage(StrEnum):
     MISSED = "missed"
 
 
-# Fraction of a bullet's parts that must be present for it to count as covered.
-COVERED_RATIO = 0.75
+# Every part of a bullet must be present for it to count as covered.
+COVERED_RATIO = 1.0
 
 # concept -> phrases that name it (written plainly; they go through the same stemming as text).
 SYNONYMS: dict[str, list[str]] = {
@@ -129,35 +131,114 @@ SYNONYMS: dict[str, list[str]] = {
     "barrier": ["barrier", "dist barrier", "monitored barrier"],
     "atomic": ["atomic", "atomically", "os replace", "rename"],
     "mixedprecision": ["amp", "mixed precision", "bf16", "bfloat16", "fp16"],
+    "perrank": [
+        "per rank",
+        "each rank",
+        "every rank",
+        "rank tagged",
+        "tagged with rank",
+        "tagged with the rank",
+        "tagged by rank",
+        "rank tag",
+        "rank label",
+        "rank labelled",
+        "rank labeled",
+        "labelled with the rank",
+        "rank aware",
+    ],
+    "scheduler": ["scheduler", "lr scheduler", "lr schedule", "learning rate schedule"],
+    "datafetch": [
+        "data fetch",
+        "fetch data",
+        "fetch a batch",
+        "fetch the batch",
+        "fetch the next batch",
+        "load a batch",
+        "load the next batch",
+        "next batch",
+        "data loading",
+        "load data",
+    ],
+    "incompatible": [
+        "incompatible",
+        "not compatible",
+        "mismatch",
+        "mismatched",
+        "does not match",
+        "doesnt match",
+        "do not match",
+        "dont match",
+        "not match",
+        "differs",
+    ],
+    "model": ["model", "model weights", "weights", "parameters", "params", "model state"],
 }
+
+# Words that say the same thing in a rubric's context: each group's words count as its first.
+RELATED: tuple[tuple[str, ...], ...] = (
+    ("progress", "position", "offset", "cursor", "index"),
+    ("reject", "refuse", "abort", "deny", "block"),
+    ("restore", "resume", "reload", "load", "restart"),
+    ("save", "write", "store", "persist", "dump"),
+    ("duplicate", "repeat", "twice"),
+    ("skip", "miss", "drop", "lose", "lost"),
+    ("shard", "partition"),
+    ("update", "step"),
+    ("keep", "kept", "retain", "preserve"),
+    ("avoid", "prevent"),
+    ("compute", "computation", "computing"),
+    ("detect", "detection", "catch"),
+    ("validate", "validation", "verify", "check"),
+    ("temporary", "temp", "tmp"),
+    ("hash", "fingerprint", "digest", "checksum"),
+)
+# Generic qualifiers an answer need not repeat: "the grad scaler" states "scaler state".
+_SOFT = (
+    "state states explicit explicitly proper properly clear clearly actual specific whole entire "
+    "full"
+)
 
 _STOPWORDS_TEXT = """
 a an the and of to in on for with by per is are was be been it its that this these those as at from
 into onto about so do does did use using used via eg e g ie i such also only etc vs versus than then
 when what which how who whom there here their them they we you your our my me can could should would
 will must may might any each every all some more most other own same just like if else while over
-under up down out off after before between both either
+under up down out off after before between both either or during
 """
 NEGATORS = frozenset(
     {"no", "not", "without", "never", "nor", "dont", "doesnt", "isnt", "cannot", "neither"}
 )
 # Concepts that imply others: an all-reduce is a synchronization point.
 IMPLIES: dict[str, tuple[str, ...]] = {"@allreduce": ("@sync",), "@barrier": ("@sync",)}
+# "X instead of Y", "X rather than Y": Y is not what is said
+_NEGATING_PAIRS = frozenset({("instead", "of"), ("rather", "than")})
 NEGATION_SCOPE = 3  # content tokens after a negator that it negates (within one clause)
+# Words that end a negation's scope: "no duplicated samples after resume" still resumes.
+_SCOPE_ENDS = "after before when whenever while during on at in since until because so then if"
+SCOPE_ENDS = frozenset(_SCOPE_ENDS.split())
 
 _CLAUSE = re.compile(r"[.;:!?\n]+|,|\bbut\b|\bhowever\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
 _ABBREVIATION = re.compile(r"\(\s*([A-Za-z][\w-]*)\s*\)")
 
 
+def _undouble(word: str) -> str:
+    """tagg -> tag, stopp -> stop (the doubled consonant of "tagged", "stopping")."""
+    if len(word) > 2 and word[-1] == word[-2] and word[-1] in "bgmnprt":
+        return word[:-1]
+    return word
+
+
 def stem(word: str) -> str:
     """A deliberately small suffix stripper: enough for plurals and -ing/-ed forms."""
+    if len(word) > 7 and word.endswith("ness"):
+        word = word[:-4]  # correctness -> correct
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
+        return _undouble(word[:-3])
     if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-        return word[:-2]
+        return _undouble(word[:-2])
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
     if len(word) > 4 and word.endswith("e"):
@@ -173,6 +254,10 @@ DISMISSALS = frozenset(stem(w) for w in _DISMISSALS)
 
 def _words(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower().replace("'", ""))]
+
+
+SOFT = frozenset(_words(_SOFT))
+_RELATED = {stem(word): stem(group[0]) for group in RELATED for word in group}
 
 
 def _build_phrases() -> dict[tuple[str, ...], str]:
@@ -200,7 +285,7 @@ def concepts(text: str) -> list[str]:
                 i += size
                 break
         else:
-            out.append(words[i])
+            out.append(_RELATED.get(words[i], words[i]))
             i += 1
     return out
 
@@ -222,6 +307,10 @@ def _clause_terms(tokens: list[str]) -> list[str]:
     out: list[str] = []
     negated_left = 0
     for i, token in enumerate(tokens):
+        follower = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if (token, follower) in _NEGATING_PAIRS:
+            negated_left = NEGATION_SCOPE
+            continue
         if token in NEGATORS:
             following = [t for t in tokens[i + 1 :] if t not in STOPWORDS][:1]
             if following and following[0] in DISMISSALS:
@@ -229,6 +318,8 @@ def _clause_terms(tokens: list[str]) -> list[str]:
                 out = [t if t.startswith("!") else "!" + t for t in out]
             negated_left = NEGATION_SCOPE
             continue
+        if token in SCOPE_ENDS:
+            negated_left = 0
         if token in STOPWORDS:
             continue
         if negated_left:
@@ -267,7 +358,9 @@ def bullet_parts(bullet: str) -> list[list[str]]:
         # "failure rate (MTBF)": a one-word parenthesis is another name for the part.
         abbreviations = _ABBREVIATION.findall(part)
         part = _ABBREVIATION.sub(" ", part)
-        pieces = [*re.split(r"\bor\b", part), *abbreviations]
+        # "without duplicating or skipping samples": the negation covers both, one alternative
+        negated = any(w in NEGATORS for w in _words(part))
+        pieces = [*([part] if negated else re.split(r"\bor\b", part)), *abbreviations]
         alternatives = [a.strip() for a in pieces if _content(a)]
         if alternatives:
             parts.append(alternatives)
@@ -275,13 +368,10 @@ def bullet_parts(bullet: str) -> list[list[str]]:
 
 
 def _alternative_present(alternative: str, terms: set[str]) -> bool:
-    """Half of the content words, or every named concept (synonym-table entry) it contains."""
+    """Every content term of the alternative is in the answer (generic qualifiers aside)."""
     words = _content(alternative)
-    hits = sum(1 for w in words if w in terms)
-    named = [w for w in words if w.lstrip("!").startswith("@")]
-    if named and all(w in terms for w in named):
-        return True
-    return hits >= max(1, math.ceil(len(words) / 2))
+    needed = [w for w in words if w.lstrip("!") not in SOFT] or words
+    return all(w in terms for w in needed)
 
 
 def cover_bullet(bullet: str, terms: set[str]) -> BulletCoverage:

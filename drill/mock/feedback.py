@@ -1,5 +1,10 @@
-"""Adapters from mock rounds to helper A's review domain: mastery for prompt choice, and rating
-weak cards (Again/Hard) into the review schedule through drill.review.scheduler.rate_card."""
+"""Adapters from mock rounds to the review domain: mastery for prompt choice, and rating weak
+cards (Again/Hard) into the review schedule through drill.review.scheduler.rate_card.
+
+A rating of a card never reviewed before introduces it, which counts against the day's new-card
+limit. A text round rates only prompts the user answered (drill.mock.grading), so its cards were
+seen; a coding round's failed checks point at cards the user may never have seen, so by default a
+never-reviewed card is left new rather than rated (`introduce=False`)."""
 
 from __future__ import annotations
 
@@ -22,13 +27,18 @@ def mastery(db: Database) -> dict[str, float]:
     return db.review.stabilities()
 
 
-def review_rater(db: Database, decks: DeckSet) -> RateCard:
-    """rate(card_id, deck_id, rating): one review-log row per weak card, committed at once."""
+def review_rater(db: Database, decks: DeckSet, *, introduce: bool = False) -> RateCard:
+    """rate(card_id, deck_id, rating) -> whether it was rated: one review-log row per weak card,
+    committed at once. Without `introduce`, a card never reviewed is not rated (it stays new and
+    does not use up the day's new-card limit)."""
     from drill.review.scheduler import rate_card
 
-    def rate(card_id: str, deck_id: str, rating: int) -> None:
+    def rate(card_id: str, deck_id: str, rating: int) -> bool:
+        if not introduce and db.review.card_state(card_id) is None:
+            return False
         card = decks.card(card_id)
         content_hash = card.content_hash() if card is not None else None
         rate_card(db, card_id, deck_id, rating, content_hash=content_hash)
+        return True
 
     return rate

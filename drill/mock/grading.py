@@ -1,8 +1,9 @@
 """Grading: bands from the confirmed rubric checklist, and which cards go back to review.
 
 A prompt's score is the fraction of its rubric bullets checked; a phase's and the round's score
-weigh every bullet equally. A card whose rubric was not fully covered is fed back into review:
-rated Hard when at least half of its bullets were checked, Again otherwise.
+weigh every bullet equally. A card the user answered whose rubric was not fully covered is fed
+back into review: rated Hard when at least half of its bullets were checked, Again otherwise. A
+prompt left unanswered examined nothing: it scores zero but its card is not rated.
 """
 
 from __future__ import annotations
@@ -93,7 +94,9 @@ def build_report(
                     ],
                     score=_score(p.checked),
                     band=band(_score(p.checked)),
-                    feedback_rating=feedback_rating(p.checked) if p.card_id else None,
+                    feedback_rating=(
+                        feedback_rating(p.checked) if p.card_id and p.answer.strip() else None
+                    ),
                 )
             )
         all_checked += phase_checked

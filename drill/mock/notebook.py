@@ -175,18 +175,6 @@ def write_round_notebook(path: Path) -> Path:
     return path
 
 
-def new_workspace(rounds_dir: Path) -> Path:
-    """A new notebook round under rounds_dir: notebook-<n>/round.ipynb (its own numbering, so the
-    TUI's coding rounds, numbered folders, never take it for one of theirs)."""
-    try:
-        rounds_dir.mkdir(parents=True, exist_ok=True)
-        taken = [p.name.removeprefix("notebook-") for p in rounds_dir.glob("notebook-*")]
-    except OSError as error:
-        raise MockError(f"cannot create {rounds_dir}: {error.strerror or error}") from None
-    number = 1 + max((int(n) for n in taken if n.isdigit()), default=0)
-    return write_round_notebook(rounds_dir / f"notebook-{number}" / NOTEBOOK_NAME)
-
-
 # --- reading (untrusted) ---------------------------------------------------------------------
 
 

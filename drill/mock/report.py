@@ -99,6 +99,8 @@ class RoundReport(_Model):
                 if prompt.feedback_rating is not None:
                     name = RATING_NAMES[prompt.feedback_rating]
                     lines += ["", f"Fed back to review: rated **{name}**."]
+                elif prompt.card_id and not answer:
+                    lines += ["", "Not answered: the card is not rated."]
                 lines.append("")
         return "\n".join(lines).rstrip() + "\n"
 

@@ -22,8 +22,8 @@ from drill.mock.store import DONE, GRADING, RUNNING, GradeRow, MockStore, SavedP
 
 AUTOSAVE_EVERY_S = 3.0
 
-# rate(card_id, deck_id, rating) -> None: feeds a weak card back into review.
-RateCard = Callable[[str, str, int], None]
+# rate(card_id, deck_id, rating): feeds a weak card back into review (returns whether it rated it).
+RateCard = Callable[[str, str, int], "bool | None"]
 
 
 def scaled_budgets(definition: RoundDef, minutes: float | None = None) -> list[float]:

@@ -1,6 +1,9 @@
 """Home screen `m`: pick a mock round (or resume an interrupted one) and play it.
 
-The round itself is drill/tui/mock_screen.py; this is only the chooser and the set-up call.
+The standard round is the coding round (write train.py, graded by what it does), first and
+highlighted, in the app's editor or in a notebook; then any interrupted round to resume; then the
+text rounds, the talk-only practice. The rounds themselves are drill/tui/screens/coding_round.py
+and mock_round.py; this is only the chooser and the set-up call.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ if TYPE_CHECKING:
 RESUME = "resume"
 RESUME_CODING = "resume:coding"
 CODING = "coding:new"  # not a round-file id (those have no colon)
-CODING_LABEL = "coding — write train.py, graded under torchrun"
+NOTEBOOK = "coding:notebook"
+CODING_LABEL = "Standard round — write train.py, graded under torchrun"
+NOTEBOOK_LABEL = "Standard round in a notebook — edit round.ipynb in Jupyter or VS Code"
 
 
 class MockPickerScreen(ModalScreen[None]):
@@ -33,7 +38,7 @@ class MockPickerScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     MockPickerScreen { align: center middle; }
-    #picker { width: 72; height: auto; max-height: 80%; border: round $primary;
+    #picker { width: 96; max-width: 100%; height: auto; max-height: 80%; border: round $primary;
               background: $surface; padding: 0 1; }
     #picker-title { text-style: bold; padding-bottom: 1; }
     #picker-hint { color: $text-muted; padding-top: 1; }
@@ -72,18 +77,20 @@ class MockPickerScreen(ModalScreen[None]):
             self.dismiss()
             return
         unfinished, rounds = found.value
+        options.add_option(Option(CODING_LABEL, id=CODING))
+        options.add_option(Option(NOTEBOOK_LABEL, id=NOTEBOOK))
         if unfinished is not None and unfinished[0] == "coding":
             self.coding_session = unfinished[1]
-            label = f"Resume interrupted coding round #{unfinished[1].round_id}"
+            kind = "notebook" if unfinished[1].notebook_path is not None else "coding"
+            label = f"Resume interrupted {kind} round #{unfinished[1].round_id}"
             options.add_option(Option(label, id=RESUME_CODING))
         elif unfinished is not None:
-            options.add_option(Option(f"Resume interrupted round #{unfinished[1]}", id=RESUME))
+            label = f"Resume interrupted talk-only round #{unfinished[1]}"
+            options.add_option(Option(label, id=RESUME))
         for definition, _path in rounds:
             label = f"{definition.title} · {len(definition.phases)} phases"
             options.add_option(Option(shown(label), id=definition.round))
-        options.add_option(Option(CODING_LABEL, id=CODING))
-        if options.option_count:
-            options.highlighted = 0
+        options.highlighted = 0  # the standard round: enter starts it
         options.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -94,8 +101,8 @@ class MockPickerScreen(ModalScreen[None]):
         services = self.services
         if services is None:
             return
-        if choice in (CODING, RESUME_CODING):
-            self._open_coding(resume=choice == RESUME_CODING)
+        if choice in (CODING, NOTEBOOK, RESUME_CODING):
+            self._open_coding(resume=choice == RESUME_CODING, notebook=choice == NOTEBOOK)
             return
         if choice == RESUME:
             started = actions.read(services.resume_mock)
@@ -114,21 +121,30 @@ class MockPickerScreen(ModalScreen[None]):
         else:
             app.push_screen(MockRoundScreen(run, rate=rate))
 
-    def _open_coding(self, *, resume: bool) -> None:
+    def _open_coding(self, *, resume: bool, notebook: bool = False) -> None:
         from drill.mock.coding.session import CodingSession, default_rounds_dir
+        from drill.mock.errors import MockError
         from drill.tui.screens.coding_round import CodingRoundScreen
 
         if resume and self.coding_session is not None:
             session = self.coding_session
         else:
             try:
-                session = CodingSession.create(default_rounds_dir())
-            except OSError as error:
-                self.notify(f"Could not set the coding round up: {error}", severity="error")
+                session = CodingSession.create(default_rounds_dir(), notebook=notebook)
+            except (OSError, MockError) as error:
+                why = getattr(error, "strerror", None) or error
+                self.notify(f"Could not set the round up: {why}", severity="error")
                 return
         app = self.app
         self.dismiss()
         app.push_screen(CodingRoundScreen(session, self.slot))
+        if session.notebook_path is not None:
+            app.notify(
+                f"Notebook: {session.notebook_path}. Open it in Jupyter or VS Code; drill keeps "
+                "the clock and reads each save.",
+                title="Standard round in a notebook",
+                timeout=20,
+            )
 
 
 def open_mock_round(app: DrillHost) -> None:

@@ -68,7 +68,11 @@ class GradingScreen(Screen[None]):
                 yield Static(head, classes="phase-head")
                 for prompt in self.run.phase_prompts(index):
                     yield Static(shown(prompt.text), classes="prompt-text")
-                    answer = self.run.answers[prompt.id].strip() or "(no answer typed)"
+                    answer = self.run.answers[prompt.id].strip() or (
+                        "(no answer typed: its card is not rated)"
+                        if prompt.card_id
+                        else "(no answer typed)"
+                    )
                     yield Static(shown(answer), classes="answer")
                     for b, result in enumerate(coverage[prompt.id]):
                         hint = " (partly named)" if result.status == "partial" else ""

@@ -79,6 +79,7 @@ class MockRoundScreen(Screen[None]):
         self.on_autosave = on_autosave  # test/crash hook: called after every timed autosave
         self._shown_phase = -1
         self._failing: str | None = None  # the database notice shown last (shown once)
+        self._confirming = False  # the end-early question is open: the screen waits for it
 
     def compose(self) -> ComposeResult:
         title = round_title(self.run.definition.title, self.run.clock.total_budget_s)
@@ -110,6 +111,8 @@ class MockRoundScreen(Screen[None]):
 
     # --- timers --------------------------------------------------------------------------------
     def tick_now(self) -> None:
+        if self._confirming:  # the clock runs on; its events are handled once the answer is in
+            return
         self._drive(self.run.tick)
 
     def autosave_now(self) -> None:
@@ -132,7 +135,25 @@ class MockRoundScreen(Screen[None]):
         self.query_one("#save-state", Static).update("Answers saved.")
 
     def action_end_round(self) -> None:
-        self._drive(self.run.finish)
+        """Ending early is final (grading follows): asked first."""
+        from drill.tui.screens.browser_dialogs import ConfirmScreen
+
+        if self._confirming or self.run.finished:
+            return
+        self._drive(self.run.tick)  # the time left as of now (the time may just have run out)
+        if self.run.finished:
+            return
+        self._confirming = True
+        left = fmt_clock(self.run.clock.total_remaining_s())
+        question = (
+            f"End the round now, with {left} left? Grading follows and the round cannot be "
+            "resumed. Prompts you have not answered are not rated."
+        )
+        self.app.push_screen(ConfirmScreen(question), self._end_round_answered)
+
+    def _end_round_answered(self, end: bool | None) -> None:
+        self._confirming = False
+        self._drive(self.run.finish if end else self.run.tick)
 
     @on(TextArea.Changed)
     def _typed(self, event: TextArea.Changed) -> None:

@@ -26,6 +26,7 @@ def graded_round(home, clock) -> int:
         run = MockRun.start_new(store, tiny_round(), CARDS, rng=random.Random(0), now=clock)
         run.start()
         run.set_answer(run.prompts[0].id, "optimizer state, sampler position and RNG")
+        run.set_answer(run.prompts[1].id, "no idea")  # answered, so its card is rated
         clock.advance(1000)
         run.tick()
         run.grade({})
@@ -54,7 +55,8 @@ def test_report_history_and_markdown_export(drill_home, clock, capsys):
 def test_list_shows_the_bundled_rounds(capsys):
     assert main(["mock", "list"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("quick ")
+    assert out.splitlines()[0].startswith("coding ")  # the standard round is the coding round
+    assert out.splitlines()[3].startswith("quick ")
     assert "standard" in out and "55 min" in out
 
 

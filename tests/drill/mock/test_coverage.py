@@ -79,13 +79,16 @@ def test_an_allreduce_implies_a_synchronization_point():
     assert status("backward then all-reduce the grads", "synchronization") is Coverage.COVERED
 
 
-def test_a_named_concept_is_enough_for_a_wordy_alternative():
+def test_a_named_concept_alone_does_not_state_a_wordy_item():
     bullet = "config identity to reject incompatible restores"
-    assert status("store a config hash next to the weights", bullet) is Coverage.COVERED
+    # Naming the config hash is not saying what it is for: no credit, a hint only.
+    assert status("store a config hash next to the weights", bullet) is not Coverage.COVERED
+    answer = "keep a config hash and refuse to load a checkpoint whose hash does not match"
+    assert status(answer, bullet) is Coverage.COVERED
 
 
 def test_one_part_of_two_gives_partial():
-    terms = answer_terms("temporary file")
+    terms = answer_terms("temporary file then rename")
     result = cover_bullet("atomic write, temporary file then rename", terms)
     assert result.status is Coverage.PARTIAL
     assert result.found == ("temporary file then rename",)
@@ -110,3 +113,106 @@ def test_an_abbreviation_in_parentheses_is_another_name_for_the_part():
     assert status("mean time between failures", "failure rate (MTBF)") is Coverage.COVERED
     assert status("the failure rate grows with nodes", "failure rate (MTBF)") is Coverage.COVERED
     assert status("the RPO we accept", "recovery point objective (RPO)") is Coverage.COVERED
+
+
+# --- every part and every term of an item must be stated (issue 24) ---------------------------
+
+FOUR_QUESTIONS = [  # decks/round-standard.yaml, the skeleton phase's inline prompt
+    "data fetch, forward, backward, synchronization, optimizer update",
+    "deterministic shard per rank, reshuffle by epoch",
+    "resume without duplicating or skipping samples",
+    "model, optimizer, scheduler, scaler state",
+    "sampler progress and RNG state",
+    "config identity to reject incompatible restores",
+    "forward progress, step rate or samples per second",
+]
+
+
+def test_three_of_four_things_is_not_the_item():
+    # Seen: ticked without "scaler" being mentioned.
+    bullet = "model, optimizer, scheduler, scaler state"
+    result = cover("I save the model, optimizer and scheduler state.", [bullet])[0]
+    assert result.status is Coverage.PARTIAL and not result.covered
+    assert result.missing == ("scaler state",)
+
+
+def test_half_the_words_of_an_item_is_not_the_item():
+    # "sampler" and "progress" are two of the three terms: the RNG was never mentioned.
+    assert not cover("keep the sampler's progress", ["sampler progress and RNG state"])[0].covered
+    assert not cover("the sampler and the seed", ["sampler progress and RNG state"])[0].covered
+
+
+def test_an_item_never_mentioned_is_not_ticked():
+    # Seen: items ticked that the answer never states (no rejection, nothing about duplicates).
+    answer = (
+        "Save the model, optimizer, scheduler and scaler with a config hash. Each rank gets a "
+        "shard; track samples per second after resume."
+    )
+    ticked = [c.bullet for c in cover(answer, FOUR_QUESTIONS) if c.covered]
+    assert ticked == ["model, optimizer, scheduler, scaler state"]
+
+
+def test_a_negation_covers_both_alternatives_joined_by_or():
+    bullet = "resume without duplicating or skipping samples"
+    assert bullet_parts(bullet) == [[bullet]]
+    assert not cover("after a resume we skip samples", [bullet])[0].covered
+    assert not cover("resume, duplicating some samples", [bullet])[0].covered
+    assert cover("on resume no sample is duplicated or skipped", [bullet])[0].covered
+
+
+HELD_OUT_RIGHT = [  # a right answer in other words than the rubric's
+    (
+        "One step: fetch the next batch, run the forward pass and backward, all-reduce the "
+        "gradients, then the optimizer step.",
+        "data fetch, forward, backward, synchronization, optimizer update",
+    ),
+    (
+        "DistributedSampler hands every rank a deterministic shard and set_epoch reshuffles it "
+        "each epoch.",
+        "deterministic shard per rank, reshuffle by epoch",
+    ),
+    (
+        "After a restart no sample is repeated or skipped.",
+        "resume without duplicating or skipping samples",
+    ),
+    (
+        "Checkpoint the weights, the AdamW moments, the LR schedule and the GradScaler.",
+        "model, optimizer, scheduler, scaler state",
+    ),
+    (
+        "Persist the sampler's position and each rank's random generator state.",
+        "sampler progress and RNG state",
+    ),
+    (
+        "Store a config fingerprint and abort when a checkpoint's fingerprint mismatches ours "
+        "on load.",
+        "config identity to reject incompatible restores",
+    ),
+    ("Page when forward progress stalls; watch samples/sec.", FOUR_QUESTIONS[6]),
+    (
+        "A grad scaler's state is saved along with model and optimizer and scheduler.",
+        FOUR_QUESTIONS[3],
+    ),
+    ("Each rank logs its metrics, tagged with the rank.", "rank-tagged metrics"),
+]
+
+
+def test_held_out_right_answers_in_other_words_get_credit():
+    for answer, bullet in HELD_OUT_RIGHT:
+        assert cover(answer, [bullet])[0].covered, (answer, bullet)
+
+
+HELD_OUT_WRONG = [  # an answer that leaves out, or contradicts, part of the item
+    ("Fetch, forward, backward and the optimizer step.", FOUR_QUESTIONS[0]),  # no sync
+    ("Each rank gets a random shard of the data.", FOUR_QUESTIONS[1]),  # no reshuffle
+    ("Checkpoint the weights and the AdamW moments.", FOUR_QUESTIONS[3]),
+    ("Persist the sampler's position.", FOUR_QUESTIONS[4]),  # no RNG
+    ("We save weights only, without the RNG or the sampler.", FOUR_QUESTIONS[4]),
+    ("Store a config fingerprint next to the weights.", FOUR_QUESTIONS[5]),
+    ("Watch the loss curve.", FOUR_QUESTIONS[6]),
+]
+
+
+def test_held_out_incomplete_or_contradicting_answers_get_no_credit():
+    for answer, bullet in HELD_OUT_WRONG:
+        assert not cover(answer, [bullet])[0].covered, (answer, bullet)

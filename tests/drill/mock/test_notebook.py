@@ -278,21 +278,23 @@ def run(argv, capsys) -> tuple[int, str, str]:
     return code_, out, err
 
 
-def test_notebook_writes_a_new_workspace_under_drill_home(home, capsys):
+def test_notebook_starts_a_notebook_round_with_a_clock(home, capsys):
     code_, out, _ = run(["mock", "notebook"], capsys)
-    path = home / "rounds" / "notebook-1" / "round.ipynb"
+    path = home / "rounds" / "1" / "round.ipynb"
     assert code_ == 0 and path.is_file() and (path.parent / "drill_data.py").is_file()
     assert out.splitlines() == [
-        f"Notebook round: {path}  (drill_data.py beside it)",
-        f"Open it:  cd {path.parent} && jupyter lab round.ipynb   (or VS Code; Colab: upload both)",
-        f"Grade it: drill mock grade {path}",
+        f"Notebook round 1: {path}  (drill_data.py beside it)",
+        f"Open it:   cd {path.parent} && jupyter lab round.ipynb   "
+        "(or VS Code; Colab: upload both)",
+        "The clock: drill mock watch 1   (or in the app: drill mock coding resume 1)",
+        f"Grade now: drill mock grade {path}",
     ]
+    # a round like the app's: `drill mock watch`, resume and history find it
+    session = CodingSession.latest_unfinished(home / "rounds")
+    assert session is not None and session.round_id == 1 and session.notebook_path == path
+    assert session.clock.total_used_s() == 0  # the clock starts when it is watched
     assert run(["mock", "notebook"], capsys)[0] == 0
-    assert (home / "rounds" / "notebook-2" / "round.ipynb").is_file()
-    # a notebook round is not a TUI coding round: `drill mock resume` does not pick it up
-    (path.parent / "train.py").write_text("x = 1\n")  # as running the notebook writes it
-    assert CodingSession.latest_unfinished(home / "rounds") is None
-    assert CodingSession.create(home / "rounds").round_id == 1
+    assert (home / "rounds" / "2" / "round.ipynb").is_file()
 
 
 def test_notebook_to_a_path_and_its_one_line_errors(tmp_path, capsys):
@@ -357,7 +359,7 @@ def test_grading_a_notebook_equals_grading_the_same_file(tmp_path, home, capsys)
 def test_grade_and_notebook_help_explain_the_notebook(capsys):
     for command, explains in [
         ("grade", "the last code cell whose first line is `%%writefile train.py`"),
-        ("notebook", "DRILL_HOME/rounds/notebook-<n>/round.ipynb"),
+        ("notebook", "DRILL_HOME/rounds/<id>/round.ipynb with its clock"),
     ]:
         code_, out, _ = run(["mock", command, "--help"], capsys)
         assert code_ == 0

@@ -142,9 +142,11 @@ def test_weak_cards_are_rated_into_the_review_schedule(store, clock):
 
     run = play(store, clock)
     card_prompt = run.prompts[1]
+    run.set_answer(card_prompt.id, "no idea")
     clock.advance(1000)
     run.tick()
-    run.grade({card_prompt.id: [False, False]}, rate=review_rater(store.db, load_decks([])))
+    rate = review_rater(store.db, load_decks([]), introduce=True)  # a text round's rater
+    run.grade({card_prompt.id: [False, False]}, rate=rate)
     (log,) = store.db.review.reviews(card_prompt.card_id)
     assert log.rating == 1  # nothing covered -> Again
     assert log.deck_id == "test-deck"
@@ -181,3 +183,56 @@ def test_report_wording_title_length_and_whole_headings():
     md = report.to_markdown()
     assert "ended by" not in md and "09:30 UTC, ended early (F10)" in md
     assert f"### {' '.join(long_prompt.split())}\n" in md
+
+
+def test_an_unanswered_prompt_is_not_rated_and_the_report_says_so(store, clock):
+    run = play(store, clock)
+    restart, _unanswered = run.prompts
+    run.set_answer(restart.id, "optimizer state")
+    clock.advance(1000)
+    run.tick()
+    rated = []
+    report = run.grade({}, rate=lambda *args: rated.append(args))
+    assert rated == []  # the card's prompt was never answered: nothing was examined
+    assert report.weak_cards() == []
+    assert report.phases[1].score == 0  # it still scores nothing
+    assert "Not answered: the card is not rated." in report.to_markdown()
+
+
+def test_an_answered_prompt_with_gaps_is_rated(store, clock):
+    run = play(store, clock)
+    card_prompt = run.prompts[1]
+    run.set_answer(card_prompt.id, "the optimizer state")
+    clock.advance(1000)
+    run.tick()
+    rated = []
+    run.grade({}, rate=lambda *args: rated.append(args))
+    assert rated == [(card_prompt.card_id, "test-deck", 2)]  # one of two bullets: Hard
+
+
+def test_a_never_reviewed_card_is_left_new_unless_the_round_introduces_it(store):
+    from datetime import timedelta
+
+    from drill.decks.loader import load_decks
+    from drill.mock.feedback import review_rater
+    from drill.review.scheduler import rate_card
+    from drill.times import utc_now
+    from storage.snapshot import read_snapshot
+
+    def load_snapshot(db):
+        return read_snapshot(db.path)
+
+    decks = load_decks([])
+    since = utc_now() - timedelta(hours=1)
+    rate_card(store.db, "seen-card", "test-deck", 3, content_hash=None)
+    introduced = load_snapshot(store.db).introduced_since(since)
+
+    rate = review_rater(store.db, decks)  # a coding round's: its cards may never have been seen
+    assert rate("never-seen", "test-deck", 1) is False
+    assert store.db.review.reviews("never-seen") == []
+    assert load_snapshot(store.db).introduced_since(since) == introduced  # the limit is untouched
+    assert rate("seen-card", "test-deck", 1) is True
+    assert [log.rating for log in store.db.review.reviews("seen-card")] == [3, 1]
+
+    assert review_rater(store.db, decks, introduce=True)("answered", "test-deck", 2) is True
+    assert load_snapshot(store.db).introduced_since(since) == introduced + 1

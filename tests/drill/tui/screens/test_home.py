@@ -28,9 +28,14 @@ async def test_m_starts_a_round_and_offers_resume(make_app, query) -> None:
         assert isinstance(app.screen, MockPickerScreen)
         ids = option_ids(app)
         assert "resume" not in ids  # nothing interrupted yet
-        assert {"standard", "quick"} <= set(ids)
+        # the standard round is the coding round; the text rounds follow as talk-only practice
+        assert ids[:2] == ["coding:new", "coding:notebook"]
+        assert set(ids[2:]) == {"standard", "quick"}
+        options = app.screen.query_one("#rounds", OptionList)
+        for round_id in ("standard", "quick"):
+            assert str(options.get_option(round_id).prompt).startswith("Talk-only practice round")
 
-        assert ids[0] == "quick"  # highlighted first: enter starts it
+        options.highlighted = ids.index("quick")
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, MockRoundScreen)
@@ -42,7 +47,7 @@ async def test_m_starts_a_round_and_offers_resume(make_app, query) -> None:
         assert isinstance(app.screen, HomeScreen)
         await pilot.press("m")
         await pilot.pause()
-        assert option_ids(app)[0] == "resume"
+        assert option_ids(app)[2] == "resume"  # after the two standard-round entries
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, HomeScreen)
@@ -62,10 +67,12 @@ async def test_m_offers_the_coding_round_and_autosaves_what_is_typed(make_app) -
         await pilot.pause()
         assert isinstance(app.screen, MockPickerScreen)
         ids = option_ids(app)
-        assert ids[-1] == "coding:new"
+        assert ids[0] == "coding:new"
         options = app.screen.query_one("#rounds", OptionList)
-        assert "graded under torchrun" in str(options.get_option("coding:new").prompt)
-        options.highlighted = len(ids) - 1
+        assert str(options.get_option("coding:new").prompt) == (
+            "Standard round — write train.py, graded under torchrun"
+        )
+        assert options.highlighted == 0  # the default: enter starts the standard round
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, CodingRoundScreen)
@@ -80,6 +87,43 @@ async def test_m_offers_the_coding_round_and_autosaves_what_is_typed(make_app) -
         await pilot.pause()
         await pilot.press("m")
         await pilot.pause()
-        assert option_ids(app)[0] == "resume:coding"
+        assert option_ids(app)[2] == "resume:coding"
+        options = app.screen.query_one("#rounds", OptionList)
+        assert str(options.get_option("resume:coding").prompt) == (
+            "Resume interrupted coding round #1"
+        )
     resumed = CodingSession.latest_unfinished(default_rounds_dir())
     assert resumed is not None and resumed.code().startswith("# hi\n")
+
+
+@run_async
+async def test_m_offers_the_standard_round_in_a_notebook(make_app) -> None:
+    from drill.mock.coding.session import CodingSession, default_rounds_dir
+    from drill.mock.notebook import find_train_cell
+    from drill.tui.screens.coding_round import CodingRoundScreen
+    from tests.support.pilot import Notices
+
+    notices = Notices()
+    app = make_app()
+    async with app.run_test(size=(140, 40), message_hook=notices) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("m")
+        await pilot.pause()
+        await pilot.press("down", "enter")  # the second entry
+        await pilot.pause()
+        assert isinstance(app.screen, CodingRoundScreen)
+        notebook = default_rounds_dir() / "1" / "round.ipynb"
+        assert app.screen.session.notebook_path == notebook
+        assert find_train_cell(notebook).source.strip()  # a real notebook with the train.py cell
+        assert any(str(notebook) in text for text in notices.messages())
+        app.pop_screen()
+        await pilot.pause()
+        await pilot.press("m")
+        await pilot.pause()
+        options = app.screen.query_one("#rounds", OptionList)
+        assert str(options.get_option("resume:coding").prompt) == (
+            "Resume interrupted notebook round #1"
+        )
+    resumed = CodingSession.latest_unfinished(default_rounds_dir())
+    assert resumed is not None and resumed.notebook_path == notebook

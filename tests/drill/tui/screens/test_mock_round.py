@@ -117,7 +117,7 @@ async def _title_and_focused_bullet(store, clock):
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.pause()
         assert text_of(app.screen, "#round-title") == "Tiny round (1 min)"  # not "(3 min)"
-        await pilot.press("f10")
+        await pilot.press("f10", "y")
         await pilot.pause()
         assert isinstance(app.screen, GradingScreen)
         box = app.screen.query(BulletBox)[1]
@@ -127,3 +127,35 @@ async def _title_and_focused_bullet(store, clock):
         assert box.content_region.height == 1  # a focus border would leave no row for the text
         lines = box.render_lines(Region(0, 0, *box.outer_size))
         assert str(box.label) in "".join(strip.text for strip in lines)
+
+
+def test_ending_a_round_early_asks_first(store, clock):
+    asyncio.run(_end_early_asks(store, clock))
+
+
+async def _end_early_asks(store, clock):
+    from drill.tui.screens.browser_dialogs import ConfirmScreen
+
+    run = MockRun.start_new(store, tiny_round(), CARDS, minutes=1, rng=random.Random(1), now=clock)
+    app = MockApp(run, tick_s=3600, autosave_s=3600)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        clock.advance(5)
+        await pilot.press("f10")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        question = text_of(app.screen, "#confirm-question")
+        assert question.startswith("End the round now, with 0:55 left?")
+        assert not run.finished
+        await pilot.press("n")  # no: the round goes on where it was
+        await pilot.pause()
+        assert app.screen is screen and not run.finished
+        assert store.load(run.round_id).status == "running"
+        await pilot.press("f10", "escape")  # escape declines too
+        await pilot.pause()
+        assert app.screen is screen and not run.finished
+        await pilot.press("f10", "y")
+        await pilot.pause()
+        assert run.finished and run.clock.state.finish_reason == "ended"
+        assert isinstance(app.screen, GradingScreen)

@@ -1,0 +1,186 @@
+"""A headless clock for a coding round (`drill mock watch`): the round's phase clock, each save of
+train.py (or of round.ipynb in a notebook round) seen by polling its modification time, and at
+each phase's end that phase's grader phases graded and their verdicts given as lines.
+
+UI-free and torch-free: the grader and the clock's time source are passed in, so tests drive a
+round with a fake clock and a fake grader. The CLI (drill/cli/mock_watch.py) loops over step().
+
+    watch = RoundWatch(session, grade=trainer_lab.grading.grade)
+    lines = watch.start()
+    while not watch.finished:
+        lines = watch.step()           # the clock, saves seen, gradings at phase ends
+        show(watch.status_line())
+    watch.pause()                      # ctrl+c: the clock paused and saved
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from drill.mock.clock import Event, PhaseAdvanced, RoundFinished, Status
+from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.report import clock as fmt_clock
+from drill.text import printable
+
+# grade(script, out_dir, phases) -> the grading's result.json as a mapping (trainer_lab.grading)
+Grade = Callable[[Path, Path, tuple[str, ...]], Mapping[str, Any]]
+# record(result, out_dir): after each grading (the run log; a failure is the callee's notice)
+Record = Callable[[Mapping[str, Any], Path], Iterable[str]]
+GRADES_DIR = "grades"
+
+
+def _grader_phases(ended: Iterable[int]) -> tuple[str, ...]:
+    """The grader phases of the round phases that ended, each once, in the contract's order."""
+    wanted = {g for i in ended for g in CODING_PHASES[i].grades}
+    return tuple(g for g in CODING_PHASES[-1].grades if g in wanted)
+
+
+def verdict_lines(result: Mapping[str, Any]) -> list[str]:
+    """A grading's checks as lines: PASS/FAIL, the check, its evidence; then the count."""
+    checks = [c for c in result.get("checks", []) if isinstance(c, Mapping)]
+    width = max((len(str(c.get("name", ""))) for c in checks), default=0)
+    lines = []
+    for check in checks:
+        verdict = "PASS" if check.get("passed") else "FAIL"
+        detail = " ".join(str(check.get("detail", "")).split())
+        lines.append(printable(f"  {verdict}  {check.get('name', '')!s:<{width}}  {detail}"))
+    held = sum(1 for c in checks if c.get("passed"))
+    lines.append(f"  {held}/{len(checks)} checks hold")
+    return lines
+
+
+class RoundWatch:
+    """One coding round watched from a terminal: its clock, its file, its gradings."""
+
+    def __init__(
+        self,
+        session: CodingSession,
+        *,
+        grade: Grade,
+        record: Record | None = None,
+        feed_back: Callable[[CodingSession], Iterable[str]] | None = None,
+    ) -> None:
+        self.session = session
+        self.grade = grade
+        self.record = record
+        self.feed_back = feed_back
+        self.watched = session.notebook_path or session.script
+        self._stamp = self._mtime()
+
+    # --- reading -------------------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.session.finished
+
+    def status_line(self, *, seconds: bool = True) -> str:
+        """ "Phase 2/5 Distributed lift · 12:04 left · total 37:04 left" (minutes only without
+        `seconds`, for a log that gets a line only when it changes)."""
+        clock = self.session.clock
+        number, count = clock.phase + 1, len(CODING_PHASES)
+        if self.finished:
+            return f"Round over ({clock.state.finish_reason or 'ended'})"
+
+        def left(s: float) -> str:
+            return fmt_clock(s) if seconds else f"{max(0, int(s // 60))} min"
+
+        line = (
+            f"Phase {number}/{count} {self.session.phase.title} · "
+            f"{left(clock.phase_remaining_s())} left · total {left(clock.total_remaining_s())} left"
+        )
+        return line + (" · PAUSED" if clock.status is Status.PAUSED else "")
+
+    # --- driving -------------------------------------------------------------------------------
+    def start(self) -> list[str]:
+        """Start (or resume) the clock; lines saying what is watched and how it is graded."""
+        clock = self.session.clock
+        resumed = clock.total_used_s() > 0
+        clock.start()
+        self.session.save()
+        what = "round.ipynb's %%writefile train.py cell" if self.session.notebook_path else ""
+        lines = [
+            f"{'Resumed' if resumed else 'Started'} coding round {self.session.round_id}: "
+            f"{self.session.folder}",
+            f"Edit {self.watched}{f' ({what})' if what else ''} and save; each phase's checks "
+            "run when it ends. ctrl+c pauses the clock.",
+        ]
+        return [printable(line) for line in lines]
+
+    def step(self) -> list[str]:
+        """Charge the time since the last step; report saves seen and grade the phases that
+        ended (the round's end grades everything)."""
+        lines = self._saves()
+        events = self.session.clock.tick()
+        lines += self._after(events)
+        return lines
+
+    def pause(self) -> None:
+        """Stop the clock and save it (a later `drill mock watch` or the TUI resumes it)."""
+        self.session.clock.pause()
+        self.session.save()
+
+    # --- internals -----------------------------------------------------------------------------
+    def _mtime(self) -> int | None:
+        try:
+            return os.stat(self.watched).st_mtime_ns
+        except OSError:
+            return None
+
+    def _saves(self) -> list[str]:
+        stamp = self._mtime()
+        if stamp == self._stamp:
+            return []
+        self._stamp = stamp
+        if stamp is None:
+            return [printable(f"{self.watched.name} is gone; the last train.py read stays")]
+        if self.session.notebook_path is None:
+            return [f"Saved: {self.watched.name} ({len(self.session.code().splitlines())} lines)"]
+        problem = self.session.sync_from_notebook()
+        if problem:
+            return [printable(f"Saved: {self.watched.name}, but not read: {problem}")]
+        lines = len(self.session.code().splitlines())
+        return [f"Saved: {self.watched.name} -> train.py ({lines} lines)"]
+
+    def _after(self, events: list[Event]) -> list[str]:
+        ended = [e.previous for e in events if isinstance(e, PhaseAdvanced)]
+        finished = any(isinstance(e, RoundFinished) for e in events)
+        if finished:
+            ended.append(self.session.clock.phase)
+        if not ended:
+            return []
+        for index in ended:
+            self.session.snapshot(index)
+        self.session.save()
+        lines = []
+        for index in ended:
+            lines.append(f"Phase {index + 1} ended: {CODING_PHASES[index].title}")
+        if finished:
+            lines.append("Time is up: the round is over. Grading everything.")
+        phases = _grader_phases(range(len(CODING_PHASES)) if finished else ended)
+        if phases:
+            lines += self._grade(phases)
+        if finished and self.feed_back is not None:
+            rated = list(self.feed_back(self.session))
+            if rated:
+                lines.append("Fed back to review: " + ", ".join(rated))
+        return lines
+
+    def _grade(self, phases: tuple[str, ...]) -> list[str]:
+        lines = [f"Grading {', '.join(phases)} ..."]
+        if self.session.notebook_path is not None:  # the notebook as last saved is graded
+            problem = self.session.sync_from_notebook()
+            if problem:
+                lines.append(printable(f"Notebook not read: {problem}"))
+        folder = self.session.folder / GRADES_DIR
+        taken = [int(p.name) for p in folder.glob("*") if p.name.isdigit()]
+        out_dir = folder / str(1 + max(taken, default=0))
+        try:
+            result = self.grade(self.session.script, out_dir, phases)
+        except Exception as error:  # the user's file or the grader: a line, and the clock goes on
+            return [*lines, printable(f"Grading failed: {type(error).__name__}: {error}")]
+        lines += verdict_lines(result)
+        if self.record is not None:
+            lines += [printable(line) for line in self.record(result, out_dir)]
+        return lines

@@ -1,0 +1,114 @@
+"""Coding and notebook rounds next to the talk-only ones in `drill mock history`, `drill mock list`
+and `drill stats`; round ids out of range; `grade` options in either order; check details
+wrapped without cutting a word."""
+
+from __future__ import annotations
+
+import json
+
+from drill.cli.main import build_parser, main
+from drill.mock.coding.session import CodingSession, default_rounds_dir
+from trainer_lab.grading import LAB
+from trainer_lab.result import new_result, write_result
+
+
+def exit_code(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exited:
+        return int(exited.code or 0)
+
+
+def write_grade(session: CodingSession, number: int, checks: list[tuple[str, bool]]) -> None:
+    folder = session.folder / "grades" / str(number)
+    result = new_result(LAB, {}, 1, folder)
+    result["status"] = "ok" if all(p for _, p in checks) else "failed"
+    result["checks"] = [{"name": n, "passed": p, "detail": "seen"} for n, p in checks]
+    write_result(folder, result)
+
+
+def coding_rounds() -> tuple[CodingSession, CodingSession]:
+    done = CodingSession.create(default_rounds_dir())
+    write_grade(done, 1, [("skeleton.exits", False), ("skeleton.loss_falls", True)])
+    write_grade(done, 2, [("skeleton.exits", True), ("distributed.exactly_once", False)])
+    done.clock.start()
+    done.clock.finish()
+    done.save()
+    notebook = CodingSession.create(default_rounds_dir(), notebook=True)
+    return done, notebook
+
+
+def test_history_lists_coding_and_notebook_rounds(drill_home, capsys):
+    coding_rounds()
+    assert main(["mock", "history"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["ID", "STARTED", "(UTC)", "ROUND", "RESULT"]
+    rows = [line.split(None, 4) for line in lines[1:3]]
+    # the latest gradings of each check: 2 of 3 hold
+    assert sorted((r[0], r[3], r[4]) for r in rows) == [
+        ("1", "coding", "2/3 checks hold"),
+        ("2", "notebook", "unfinished, phase 1/5, not graded"),
+    ]
+    assert "drill mock report coding ID" in lines[-1]
+
+
+def test_history_with_no_round_of_either_kind(drill_home, capsys):
+    assert main(["mock", "history"]) == 0
+    assert capsys.readouterr().out.startswith("No mock rounds yet.")
+
+
+def test_list_starts_with_the_coding_round(capsys):
+    assert main(["mock", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["coding", "55", "min"]
+    assert lines[0].endswith("Standard round — write train.py, graded under torchrun")
+    assert "drill mock notebook" in lines[2]
+    talk = [line for line in lines if line.startswith(("quick", "standard"))]
+    assert talk and all("Talk-only practice round" in line for line in talk)
+
+
+def test_stats_counts_coding_rounds(drill_home, capsys):
+    coding_rounds()
+    assert main(["stats", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(r["id"], r["kind"], r["finished"], r["checks_held"], r["checks"])
+            for r in data["coding_rounds"]] == [
+        (2, "notebook", False, None, None), (1, "coding", True, 2, 3)]  # fmt: skip
+    assert main(["stats"]) == 0
+    out = capsys.readouterr().out
+    assert "coding round " in out and "#1: 2/3 checks hold" in out
+    assert "#2: not graded, unfinished" in out
+
+
+def test_round_ids_out_of_range_are_one_line_usage_errors(drill_home, capsys):
+    huge = "99999999999999999999999"
+    for argv in (["mock", "report", huge], ["mock", "report", "coding", huge],
+                 ["mock", "resume", huge], ["mock", "report", "0"], ["mock", "report", "-3"],
+                 ["mock", "watch", huge]):  # fmt: skip
+        assert exit_code(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1, err
+        assert "unexpected" not in err and "Traceback" not in err
+        assert "no round with id" in err or "no coding round with id" in err, err
+
+
+def test_grade_takes_its_options_before_or_after_the_file():
+    parser = build_parser()
+    for argv in (["mock", "grade", "--phase", "skeleton", "t.py"],
+                 ["mock", "grade", "t.py", "--phase", "skeleton"],
+                 ["mock", "grade", "--phase=skeleton", "t.py"]):  # fmt: skip
+        args = parser.parse_args(argv)
+        assert (args.file, args.phase) == ("t.py", ["skeleton"]), argv
+    args = parser.parse_args(["mock", "grade", "--json", "--phase", "restart", "r.ipynb"])
+    assert (args.file, args.phase, args.json) == ("r.ipynb", ["restart"], True)
+
+
+def test_check_details_wrap_between_words(capsys):
+    from drill.cli.mock import _print_checks
+
+    long_path = "/very/long/" + "x" * 120 + "/ckpt/step_000040.pt"
+    detail = "restarted at step 0 although " + long_path + " held step 40 (killed after step 9)"
+    _print_checks([{"name": "restart.resumes", "passed": False, "detail": detail}])
+    out = capsys.readouterr().out
+    assert long_path in out.split()  # whole, on a line of its own
+    assert " ".join(out.replace("FAIL", "").replace("restart.resumes", "").split()) == detail

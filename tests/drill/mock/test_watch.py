@@ -1,0 +1,165 @@
+"""drill.mock.watch: a coding round's clock without a screen, on a fake clock and a fake grader
+(the real grader is trainer_lab's; here it records what it was asked to grade and the code it
+would have run)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from drill.mock.clock import Status
+from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.watch import RoundWatch, verdict_lines
+from tests.support.clocks import FakeClock
+
+
+class FakeGrader:
+    def __init__(self, fail: bool = False) -> None:
+        self.calls: list[tuple[tuple[str, ...], str, Path]] = []
+        self.fail = fail
+
+    def __call__(self, script: Path, out_dir: Path, phases: tuple[str, ...]) -> dict:
+        self.calls.append((phases, script.read_text(), out_dir))
+        if self.fail:
+            raise RuntimeError("the harness broke")
+        checks = [{"name": f"{p}.ok", "passed": p != "distributed", "detail": f"{p} ran"}
+                  for p in phases]  # fmt: skip
+        return {"checks": checks}
+
+
+def touch(path: Path, text: str, tick: int) -> None:
+    """Write and give the file a new modification time (filesystems keep coarse times)."""
+    path.write_text(text)
+    stamp = 1_700_000_000 + tick
+    os.utime(path, (stamp, stamp))
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def new_watch(tmp_path, clock, *, notebook=False, grader=None, fed=None):
+    session = CodingSession.create(tmp_path / "rounds", notebook=notebook, now=clock)
+    grader = grader or FakeGrader()
+    watch = RoundWatch(
+        session, grade=grader, feed_back=(lambda s: fed.append(s.round_id) or ["card-a"])
+        if fed is not None else None,
+    )  # fmt: skip
+    return watch, grader
+
+
+def test_the_clock_starts_and_the_status_line_says_phase_and_time_left(tmp_path, clock):
+    watch, _ = new_watch(tmp_path, clock)
+    lines = watch.start()
+    assert lines[0] == f"Started coding round 1: {tmp_path / 'rounds' / '1'}"
+    assert "ctrl+c pauses the clock" in lines[1]
+    assert watch.status_line() == ("Phase 1/5 Clarify assumptions · 5:00 left · total 55:00 left")
+    clock.advance(75)
+    assert watch.step() == []
+    assert watch.status_line() == "Phase 1/5 Clarify assumptions · 3:45 left · total 53:45 left"
+    assert watch.status_line(seconds=False) == (
+        "Phase 1/5 Clarify assumptions · 3 min left · total 53 min left"
+    )
+
+
+def test_each_save_is_seen_and_a_phase_end_grades_that_phase(tmp_path, clock):
+    watch, grader = new_watch(tmp_path, clock)
+    watch.start()
+    touch(watch.session.script, "print('v1')\n", 1)
+    assert watch.step() == ["Saved: train.py (1 lines)"]
+    assert watch.step() == []  # no new save, no new line
+
+    clock.advance(5 * 60)  # clarify is over: nothing of it is graded
+    assert watch.step() == ["Phase 1 ended: Clarify assumptions"]
+    assert grader.calls == []
+
+    touch(watch.session.script, "print('v2')\nprint('skeleton')\n", 2)
+    clock.advance(10 * 60)  # the skeleton phase's time is up
+    lines = watch.step()
+    assert lines[0] == "Saved: train.py (2 lines)"
+    assert lines[1:4] == [
+        "Phase 2 ended: Config, dataset, single-process skeleton",
+        "Grading skeleton ...",
+        "  PASS  skeleton.ok  skeleton ran",
+    ]
+    assert lines[-1] == "  1/1 checks hold"
+    ((phases, code, out_dir),) = grader.calls
+    assert phases == CODING_PHASES[1].grades == ("skeleton",)
+    assert code == "print('v2')\nprint('skeleton')\n"  # the code as saved when the phase ended
+    assert out_dir == watch.session.folder / "grades" / "1"
+    assert watch.session.phase_code("skeleton") == code  # kept for the report
+    assert watch.status_line().startswith("Phase 3/5 Distributed lift · 15:00 left")
+
+
+def test_the_round_end_grades_everything_once_and_feeds_back(tmp_path, clock):
+    fed: list[int] = []
+    watch, grader = new_watch(tmp_path, clock, fed=fed)
+    watch.start()
+    clock.advance(3600)  # a laptop asleep past the end: every phase ends at once
+    lines = watch.step()
+    assert [line for line in lines if line.startswith("Phase ")] == [
+        f"Phase {i + 1} ended: {p.title}" for i, p in enumerate(CODING_PHASES)
+    ]
+    assert "Time is up: the round is over. Grading everything." in lines
+    assert [call[0] for call in grader.calls] == [CODING_PHASES[-1].grades]  # one grading
+    assert "  FAIL  distributed.ok  distributed ran" in lines
+    assert lines[-1] == "Fed back to review: card-a" and fed == [1]
+    assert watch.finished and watch.status_line() == "Round over (time)"
+
+
+def test_pause_saves_the_clock_for_a_later_watch(tmp_path, clock):
+    watch, _ = new_watch(tmp_path, clock)
+    watch.start()
+    clock.advance(90)
+    watch.step()
+    watch.pause()
+    clock.advance(1000)  # paused: not charged
+    again = CodingSession(watch.session.folder, now=clock)
+    assert again.clock.status is Status.PAUSED
+    assert again.clock.total_used_s() == 90
+    resumed = RoundWatch(again, grade=FakeGrader())
+    assert resumed.start()[0].startswith("Resumed coding round 1")
+    assert resumed.status_line().startswith("Phase 1/5 Clarify assumptions · 3:30 left")
+
+
+def test_a_notebook_round_reads_each_save_of_the_notebook(tmp_path, clock):
+    watch, grader = new_watch(tmp_path, clock, notebook=True)
+    notebook_path = watch.session.notebook_path
+    assert watch.watched == notebook_path
+    watch.start()
+    notebook = nbformat.read(notebook_path, as_version=4)
+    cell = next(c for c in notebook.cells if c.source.startswith("%%writefile train.py"))
+    cell.source = "%%writefile train.py\nprint('from the notebook')"
+    nbformat.write(notebook, notebook_path)
+    os.utime(notebook_path, (1_700_000_100, 1_700_000_100))
+    assert watch.step() == ["Saved: round.ipynb -> train.py (1 lines)"]
+    assert watch.session.code() == "print('from the notebook')\n"
+
+    notebook_path.write_text("{not json")
+    os.utime(notebook_path, (1_700_000_200, 1_700_000_200))
+    (line,) = watch.step()
+    assert line.startswith("Saved: round.ipynb, but not read:") and "not JSON" in line
+    clock.advance(15 * 60)  # the skeleton phase ends: the last train.py read is graded
+    lines = watch.step()
+    assert any(line.startswith("Notebook not read:") for line in lines)
+    assert grader.calls[0][1] == "print('from the notebook')\n"
+
+
+def test_a_grader_failure_is_a_line_and_the_clock_goes_on(tmp_path, clock):
+    watch, _ = new_watch(tmp_path, clock, grader=FakeGrader(fail=True))
+    watch.start()
+    clock.advance(15 * 60)
+    lines = watch.step()
+    assert lines[-1] == "Grading failed: RuntimeError: the harness broke"
+    assert watch.session.clock.phase == 2 and not watch.finished
+
+
+def test_verdict_lines_show_text_never_control_bytes():
+    result = {"checks": [{"name": "x.ok", "passed": False, "detail": "rank 1 said \x1b[2J hi"}]}
+    lines = verdict_lines(result)
+    assert "\x1b" not in "".join(lines)
+    assert lines[-1] == "  0/1 checks hold"
