@@ -141,17 +141,18 @@ class Services:
 
         return latest_interrupted(self.mock_store)
 
-    def pushback_cards(self, session: CodingSession) -> list[dict[str, Any]]:
-        """The coding round's pushback cards, chosen once and kept in the round."""
-        from drill.mock.coding.talk import choose_pushback
-
-        return choose_pushback(session, self.decks)
-
     def feed_back_coding(self, session: CodingSession) -> list[str]:
-        """Rate the cards behind a finished coding round's failed checks (once per round)."""
-        from drill.mock.launch import feed_back_coding
+        """Rate what a finished coding round examined (its failed checks' cards, its answered
+        follow-ups' cards), once per round; cards never reviewed are left new."""
+        from drill.mock.coding.report import build_report, feed_back
 
-        return feed_back_coding(session, self.mock_rater(), self.decks)
+        def reviewed(card_id: str) -> bool:
+            state = self.db.review.card_state(card_id)
+            return state is not None and int(state.get("reps") or 0) > 0
+
+        return feed_back(
+            session, build_report(session), self.mock_rater(), self.decks.deck_of, seen=reviewed
+        )
 
     def record_grading(
         self, result: Mapping[str, Any], out_dir: Path, notify: Callable[[str], None]

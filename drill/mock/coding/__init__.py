@@ -1,6 +1,9 @@
-"""The coding round: the user writes train.py against a contract; trainer_lab.grading grades what
-it does. Here: session.py (a round on disk, its phase clock), talk.py (pushback cards, notes
-rubric), report.py (the report and the feedback into review), history.py (gradings listed with
+"""The coding round: the user writes train.py (or a notebook's `%%writefile train.py` cell)
+against a contract; trainer_lab.grading grades what it does. Here: session.py (a round on disk,
+its phase clock, the code as each phase ended, notebook mode), pushback.py (follow-up questions
+about the candidate's own code, answered in the notes), talk.py (the notes' talk-track rubric),
+walkthrough.py (the model answer per phase, with why), stretch.py (the stretch phases after the
+round), report.py (the report and the feedback into review), history.py (gradings listed with
 the lab runs).
 
 The grader's entry point and the contract the screens show, re-exported so the TUI reaches the

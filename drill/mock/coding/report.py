@@ -1,12 +1,16 @@
 """The coding round's report: per round phase the time used, which checks held (with the
-grader's evidence) and the rubric the notes are read against (pre-checked by drill.mock.coverage,
-pushback cards included), the notes and the code as submitted, a Markdown export, and the review
-cards that the failed checks and the weakly covered pushback cards point at (fed back once into
-the review schedule, as text rounds do).
+grader's evidence), the rubric the notes are read against (pre-checked by drill.mock.coverage),
+the code as it stood when the phase ended, the pushback's follow-up questions with the answers
+and their rubric verdicts, and the model answer's part for the phase with a walk-through; then
+the notes and the code as submitted, a Markdown export, and the review cards fed back once.
+
+Only what the round examined is rated: the cards of a check that ran and failed (Again), and
+the cards of a follow-up that was answered (by the text round's rule); a question left
+unanswered rates nothing, and a card the user has never reviewed is never introduced by a mock.
 
     report = build_report(session)          # reads DRILL_HOME/rounds/<id>/grades/*/result.json
     print(to_markdown(report))
-    feed_back(session, report, rate)        # rate(card_id, deck_id, rating); once per round
+    feed_back(session, report, rate, deck_of, seen)   # once per round
 """
 
 from __future__ import annotations
@@ -16,7 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drill.mock.coding.pushback import answers, without_questions
 from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.coding.stretch import STRETCH_MINUTES, stretch_phases
+from drill.mock.coding.stretch import title as stretch_title
+from drill.mock.coding.stretch import used as stretch_used
+from drill.mock.coding.walkthrough import ModelPart, model_part
 from drill.mock.coverage import Coverage, cover
 from drill.mock.grading import feedback_rating
 from drill.mock.report import clock as fmt_clock
@@ -72,12 +81,40 @@ class RubricPrompt:
 
 
 @dataclass(frozen=True)
+class FollowUpVerdict:
+    """A pushback question about the candidate's code, the answer written under its heading
+    and how that answer covers the question's rubric."""
+
+    number: int
+    question: str
+    kind: str  # failed | what-if | from-code (drill.mock.followups)
+    evidence: str
+    answer: str
+    bullets: list[tuple[str, str]]  # (rubric item, Coverage value); empty when unanswered
+    cards: tuple[str, ...]
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.answer.strip())
+
+    def rating(self) -> int | None:
+        """None when unanswered (not examined) or fully covered; else Hard or Again."""
+        if not self.answered:
+            return None
+        return feedback_rating([status == Coverage.COVERED for _, status in self.bullets])
+
+
+@dataclass(frozen=True)
 class PhaseReport:
     title: str
     used_s: float
     budget_s: float
     checks: list[Check] = field(default_factory=list)
     rubric: list[RubricPrompt] = field(default_factory=list)  # the notes against the talk track
+    phase_id: str = ""
+    code: str | None = None  # train.py when the phase ended (None: it has not ended)
+    followups: list[FollowUpVerdict] = field(default_factory=list)
+    model: ModelPart | None = None
 
 
 @dataclass(frozen=True)
@@ -93,23 +130,30 @@ class CodingReport:
     def checks(self) -> list[Check]:
         return [c for p in self.phases for c in p.checks]
 
+    @property
+    def followups(self) -> list[FollowUpVerdict]:
+        return [f for p in self.phases for f in p.followups]
+
     def failed_cards(self) -> list[str]:
-        """Card ids linked to the failed checks, each once, in check order."""
+        """Card ids linked to the checks that ran and failed (a check its grading did not run
+        examined nothing), each once, in check order."""
         seen: dict[str, None] = {}
         for c in self.checks:
-            if not c["passed"]:
+            if not c["passed"] and not str(c["detail"]).startswith("not run:"):
                 seen.update(dict.fromkeys(cards_for(c["name"])))
         return list(seen)
 
-    def pushback_ratings(self) -> list[tuple[str, str, int]]:
-        """(card id, deck id, rating) for the pushback cards the notes did not cover."""
-        found = []
-        for phase in self.phases:
-            for prompt in phase.rubric:
-                rating = prompt.rating()
-                if prompt.card_id and prompt.deck_id and rating is not None:
-                    found.append((prompt.card_id, prompt.deck_id, rating))
-        return found
+    def followup_ratings(self) -> list[tuple[str, int]]:
+        """(card id, rating) for the cards of the answered follow-ups the answer did not fully
+        cover; a card two questions link gets the lower rating."""
+        found: dict[str, int] = {}
+        for question in self.followups:
+            rating = question.rating()
+            if rating is None:
+                continue
+            for card in question.cards:
+                found[card] = min(rating, found.get(card, rating))
+        return list(found.items())
 
 
 def notes_coverage(session: CodingSession, notes: str) -> list[list[RubricPrompt]]:
@@ -117,22 +161,36 @@ def notes_coverage(session: CodingSession, notes: str) -> list[list[RubricPrompt
     from drill.mock.coding.talk import notes_rubric
 
     rubric = notes_rubric(session)
-    cards = {" ".join(str(c.get("text", "")).split()): c for c in session.pushback}
+    written = without_questions(notes)
     found = []
     for phase in CODING_PHASES:
         prompts = []
         for text, bullets in rubric.get(phase.id, []):
-            card = cards.get(text) if phase.id == "pushback" else None
-            covered = [(c.bullet, c.status.value) for c in cover(notes, bullets)]
-            prompts.append(
-                RubricPrompt(
-                    text,
-                    covered,
-                    card.get("card_id") if card else None,
-                    card.get("deck_id") if card else None,
-                )
-            )
+            covered = [(c.bullet, c.status.value) for c in cover(written, bullets)]
+            prompts.append(RubricPrompt(text, covered))
         found.append(prompts)
+    return found
+
+
+def followup_verdicts(session: CodingSession, notes: str) -> list[FollowUpVerdict]:
+    """The round's follow-up questions, each with its answer read against its own rubric."""
+    questions = session.pushback
+    written = answers(notes, len(questions))
+    found = []
+    for number, (q, answer) in enumerate(zip(questions, written, strict=True), 1):
+        rubric = [str(item) for item in q.get("rubric") or []]
+        bullets = [(c.bullet, c.status.value) for c in cover(answer, rubric)] if answer else []
+        found.append(
+            FollowUpVerdict(
+                number=number,
+                question=str(q.get("question", "")),
+                kind=str(q.get("kind", "")),
+                evidence=str(q.get("evidence", "")),
+                answer=answer,
+                bullets=bullets or [(item, Coverage.MISSED.value) for item in rubric],
+                cards=tuple(str(c) for c in q.get("cards") or []),
+            )
+        )
     return found
 
 
@@ -166,11 +224,41 @@ def build_report(session: CodingSession, results: list[LabResult] | None = None)
     notes = session.notes()
     rubric = notes_coverage(session, notes)
     phases = [
-        PhaseReport(p.title, clock.state.used_s[i], clock.budgets_s[i], [], rubric[i])
+        PhaseReport(
+            p.title,
+            clock.state.used_s[i],
+            clock.budgets_s[i],
+            [],
+            rubric[i],
+            phase_id=p.id,
+            code=session.phase_code(p.id),
+            followups=followup_verdicts(session, notes) if p.id == "pushback" else [],
+            model=model_part(p.id),
+        )
         for i, p in enumerate(CODING_PHASES)
     ]
+    offered = stretch_phases()
+    stretch_checks: dict[str, list[Check]] = {}
     for name, verdict in latest_checks(results).items():
-        phases[_round_phase_of(name.split(".", 1)[0])].checks.append(verdict)
+        family = name.split(".", 1)[0]
+        if family in offered:
+            stretch_checks.setdefault(family, []).append(verdict)
+        else:
+            phases[_round_phase_of(family)].checks.append(verdict)
+    times = stretch_used(session)
+    for phase_id in offered:
+        if phase_id in stretch_checks or phase_id in times:
+            phases.append(
+                PhaseReport(
+                    f"Stretch: {stretch_title(phase_id)}",
+                    times.get(phase_id, 0.0),
+                    STRETCH_MINUTES * 60.0 * session.scale,
+                    stretch_checks.get(phase_id, []),
+                    phase_id=phase_id,
+                    code=session.phase_code(phase_id),
+                    model=model_part(phase_id),
+                )
+            )
     return CodingReport(
         round_id=session.round_id,
         finish_reason=clock.state.finish_reason,
@@ -195,6 +283,49 @@ def _backtick_runs(text: str) -> list[str]:
     return re.findall(r"`+", text)
 
 
+RATING_NAMES = {AGAIN: "Again", 2: "Hard"}
+
+
+def _phase_markdown(phase: PhaseReport, previous_code: str | None) -> list[str]:
+    lines = ["", f"## {phase.title} ({fmt_clock(phase.used_s)} of {fmt_clock(phase.budget_s)})"]
+    if phase.checks:
+        lines += ["", "Checks:", ""]
+        for c in phase.checks:
+            mark = "x" if c["passed"] else " "
+            lines.append(f"- [{mark}] `{c['name']}`: {c['detail']}")
+    elif phase.phase_id not in ("clarify", "pushback"):
+        lines += ["", "- (nothing graded in this phase)"]
+    for prompt in phase.rubric:
+        lines += ["", f"Notes rubric: {prompt.text}", ""]
+        lines += [f"- [{MARKS[status]}] {bullet}" for bullet, status in prompt.bullets]
+    for q in phase.followups:
+        lines += ["", f"### Follow-up Q{q.number} ({q.kind})", "", q.question]
+        if q.evidence:
+            lines += ["", f"Evidence: {q.evidence}"]
+        if q.answered:
+            lines += ["", "Your answer:", "", *_fenced(q.answer, "text"), ""]
+            lines += [f"- [{MARKS[status]}] {bullet}" for bullet, status in q.bullets]
+            rating = q.rating()
+            verdict = "all covered" if rating is None else RATING_NAMES.get(rating, str(rating))
+            lines += ["", f"Verdict: {verdict} (cards: {', '.join(q.cards)})"]
+        else:
+            lines += ["", "Not answered (nothing rated). A good answer states:", ""]
+            lines += [f"- {bullet}" for bullet, _ in q.bullets]
+    if phase.phase_id not in ("clarify", "pushback"):
+        lines += ["", "Your code when the phase ended:", ""]
+        if phase.code is None:
+            lines.append("- (the phase did not end)")
+        elif phase.code == previous_code:
+            lines.append("- (unchanged since the previous phase)")
+        else:
+            lines += _fenced(phase.code, "python")
+    if phase.model is not None and (phase.model.code or phase.model.walkthrough):
+        lines += ["", "The model answer's part:", "", phase.model.walkthrough]
+        if phase.model.code:
+            lines += ["", *_fenced(phase.model.code, "python")]
+    return lines
+
+
 def to_markdown(report: CodingReport) -> str:
     checks = report.checks
     held = sum(1 for c in checks if c["passed"])
@@ -208,25 +339,21 @@ def to_markdown(report: CodingReport) -> str:
     ]
     if report.finish_reason:
         lines.append(f"- Ended: {report.finish_reason}")
+    previous: str | None = None
     for phase in report.phases:
+        lines += _phase_markdown(phase, previous)
+        previous = phase.code if phase.code is not None else previous
+    cards = report.failed_cards()
+    followups = report.followup_ratings()
+    if cards or followups:
         lines += [
             "",
-            f"## {phase.title} ({fmt_clock(phase.used_s)} of {fmt_clock(phase.budget_s)})",
+            "## Linked review cards",
+            "",
+            *(f"- {c} (Again, a failed check)" for c in cards),
         ]
-        for c in phase.checks:
-            mark = "x" if c["passed"] else " "
-            lines.append(f"- [{mark}] `{c['name']}`: {c['detail']}")
-        if not phase.checks and phase is not report.phases[-1]:
-            lines.append("- (nothing graded in this phase)")
-        for prompt in phase.rubric:
-            card = f" (card {prompt.card_id})" if prompt.card_id else ""
-            lines += ["", f"Notes rubric{card}: {prompt.text}", ""]
-            lines += [f"- [{MARKS[status]}] {bullet}" for bullet, status in prompt.bullets]
-    cards = report.failed_cards()
-    pushback = [(c, r) for c, _deck, r in report.pushback_ratings()]
-    if cards or pushback:
-        lines += ["", "## Fed back to review", "", *(f"- {c} (Again)" for c in cards)]
-        lines += [f"- {c} ({'Again' if r == AGAIN else 'Hard'}, pushback)" for c, r in pushback]
+        lines += [f"- {c} ({RATING_NAMES.get(r, r)}, a follow-up)" for c, r in followups]
+        lines += ["", "(Cards you have never reviewed are listed, not rated.)"]
     lines += ["", "## Notes as submitted", "", *_fenced(report.notes, "text")]
     lines += ["", "## train.py as submitted", "", *_fenced(report.code, "python")]
     return "\n".join(lines) + "\n"
@@ -235,26 +362,31 @@ def to_markdown(report: CodingReport) -> str:
 def feed_back(
     session: CodingSession,
     report: CodingReport,
-    rate: Callable[[str, str, int], None],
+    rate: Callable[[str, str, int], object],
     deck_of: Callable[[str], str],
+    seen: Callable[[str], bool] | None = None,
 ) -> list[str]:
-    """Rate the failed checks' cards Again and the pushback cards the notes left uncovered by the
-    text round's rule, once per round (a marker file remembers it)."""
+    """Rate, once per round (a marker file remembers it), what the round examined: the cards of
+    the checks that ran and failed Again, and the cards of the answered follow-ups by the text
+    round's rule (the lower rating when both). `seen(card_id)` False: a card the user has never
+    reviewed, left alone (a mock does not introduce new cards). Returns the cards rated."""
     marker = session.folder / FEEDBACK_FILE
-    if marker.exists() or not report.grades:
+    if marker.exists():
         return []
-    cards = report.failed_cards()
-    rated = []
-    for card_id in cards:
+    ratings: dict[str, int] = dict.fromkeys(report.failed_cards(), AGAIN)
+    for card_id, rating in report.followup_ratings():
+        ratings[card_id] = min(rating, ratings.get(card_id, rating))
+    if not report.grades and not ratings:
+        return []  # nothing examined yet: a later grading may still feed back
+    rated, unseen = [], []
+    for card_id, rating in ratings.items():
         try:
             deck_id = deck_of(card_id)
         except KeyError:  # a card no longer in the decks: nothing to rate
             continue
-        rate(card_id, deck_id, AGAIN)
+        if (seen is not None and not seen(card_id)) or rate(card_id, deck_id, rating) is False:
+            unseen.append(card_id)  # a rater may refuse a new card too
+            continue
         rated.append(card_id)
-    for card_id, deck_id, rating in report.pushback_ratings():
-        if card_id not in rated:
-            rate(card_id, deck_id, rating)
-            rated.append(card_id)
-    marker.write_text(json.dumps({"rated": rated}))
+    marker.write_text(json.dumps({"rated": rated, "not_seen": unseen}))
     return rated

@@ -1,6 +1,11 @@
 """A coding round on disk: DRILL_HOME/rounds/<id>/ holds train.py (the user's file), notes.md,
-drill_data.py (the given module) and state.json (the phase clock), so a round survives a crash
+drill_data.py (the given module), state.json (the phase clock, the pushback questions) and
+snapshots/<phase>.py (train.py as it stood when each phase ended), so a round survives a crash
 and `drill mock resume` can pick it up. Writes are atomic (temp file, then rename).
+
+In notebook mode the folder also holds round.ipynb (drill.mock.notebook): the user edits the
+notebook in Jupyter or VS Code, and `sync_from_notebook()` writes the train.py its
+`%%writefile train.py` cell holds, which is what gets graded.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ CODING_PHASES = (
 )
 STATE_FILE = "state.json"
 NOTES_FILE = "notes.md"
+NOTEBOOK_FILE = "round.ipynb"
+SNAPSHOTS_DIR = "snapshots"
 
 
 def default_rounds_dir() -> Path:
@@ -74,13 +81,27 @@ class CodingSession:
             self.clock = RoundClock(budgets, now=now)
         self.scale = float(state.get("scale", 1.0))
         found = state.get("pushback")
-        # The pushback phase's hard cards, chosen once (drill.mock.coding.talk), kept for resume.
+        # The pushback phase's follow-up questions, chosen once (drill.mock.coding.pushback) and
+        # kept for resume; entries of another shape (an older round's hard cards) are dropped.
         self.pushback: list[dict] = (
-            [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+            [q for q in found if isinstance(q, dict) and isinstance(q.get("question"), str)]
+            if isinstance(found, list)
+            else []
         )
+        source = state.get("pushback_from")  # the grading they were asked from (None: the code)
+        self.pushback_from: int | None = source if isinstance(source, int) else None
+        notebook = state.get("notebook")
+        self._notebook = notebook if notebook == NOTEBOOK_FILE else None
+        stretch = state.get("stretch")  # after the round: drill.mock.coding.stretch
+        self.stretch: dict = stretch if isinstance(stretch, dict) else {}
+        self.now = now
 
     @classmethod
-    def create(cls, rounds_dir: Path, minutes: float | None = None, **kw) -> CodingSession:
+    def create(
+        cls, rounds_dir: Path, minutes: float | None = None, *, notebook: bool = False, **kw
+    ) -> CodingSession:
+        """A new round folder under rounds_dir (numbered after the highest one there); with
+        `notebook`, round.ipynb beside train.py (MockError when it cannot be written)."""
         rounds_dir.mkdir(parents=True, exist_ok=True)
         number = 1 + max((int(p.name) for p in rounds_dir.iterdir() if p.name.isdigit()), default=0)
         folder = rounds_dir / str(number)
@@ -90,7 +111,13 @@ class CodingSession:
         shutil.copyfile(FILES / DATASET_MODULE_FILE, folder / DATASET_MODULE_FILE)
         total = sum(p.minutes for p in CODING_PHASES)
         scale = (minutes / total) if minutes else 1.0
-        _write_atomic(folder / STATE_FILE, json.dumps({"scale": scale}))
+        state: dict = {"scale": scale}
+        if notebook:
+            from drill.mock.notebook import write_round_notebook
+
+            write_round_notebook(folder / NOTEBOOK_FILE)
+            state["notebook"] = NOTEBOOK_FILE
+        _write_atomic(folder / STATE_FILE, json.dumps(state))
         return cls(folder, **kw)
 
     @classmethod
@@ -156,7 +183,53 @@ class CodingSession:
             _write_atomic(self.script, code)
         if notes is not None:
             _write_atomic(self.notes_path, notes)
-        state = {"scale": self.scale, "clock": self.clock.state.to_dict()}
+        state: dict = {"scale": self.scale, "clock": self.clock.state.to_dict()}
         if self.pushback:
             state["pushback"] = self.pushback
+            state["pushback_from"] = self.pushback_from
+        if self._notebook:
+            state["notebook"] = self._notebook
+        if self.stretch:
+            state["stretch"] = self.stretch
         _write_atomic(self.folder / STATE_FILE, json.dumps(state))
+
+    # --- the code as each phase left it ----------------------------------------------------------
+    def snapshot(self, phase_index: int) -> None:
+        """Keep train.py as it stands now as the code phase `phase_index` ended with."""
+        self.snapshot_named(CODING_PHASES[phase_index].id)
+
+    def snapshot_named(self, phase_id: str) -> None:
+        """The same for a phase named by id (a stretch phase)."""
+        folder = self.folder / SNAPSHOTS_DIR
+        folder.mkdir(exist_ok=True)
+        _write_atomic(folder / f"{phase_id}.py", self.code())
+
+    def phase_code(self, phase_id: str) -> str | None:
+        """train.py as the phase ended (None: the phase has not ended yet)."""
+        try:
+            return (self.folder / SNAPSHOTS_DIR / f"{phase_id}.py").read_text()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    # --- notebook mode ----------------------------------------------------------------------------
+    @property
+    def notebook_path(self) -> Path | None:
+        """round.ipynb in a notebook round, else None."""
+        return self.folder / self._notebook if self._notebook else None
+
+    def sync_from_notebook(self) -> str | None:
+        """Write the train.py the notebook's `%%writefile train.py` cell holds (only when it
+        changed); a one-line problem (no such cell, not a notebook) or None."""
+        path = self.notebook_path
+        if path is None:
+            return None
+        from drill.mock.errors import MockError
+        from drill.mock.notebook import extract_train_py
+
+        try:
+            source = extract_train_py(path)
+        except MockError as error:
+            return " ".join(str(error).split())
+        if source != self.code():
+            _write_atomic(self.script, source)
+        return None

@@ -1,18 +1,25 @@
 """The coding round: the contract beside a Python editor, notes, the phase clock, and grading.
 
 Left: the prompt and contract, then a notes pane. Right: train.py in a TextArea with Python
-highlighting (ctrl+e opens it in $EDITOR instead, the app suspended meanwhile). ctrl+r grades the
-file against the current phase's checks in a worker thread (user code runs in subprocesses,
-never in this process); the verdicts show below the editor, and each grading is recorded in the
-run log. The pushback phase shows the round's hard cards above the contract (answer them in
-the notes). The file and the notes are saved every few seconds, on ctrl+s, on every phase change
-and on leaving.
+highlighting (soft-wrapped; f5 gives the focused pane the whole screen; ctrl+e opens the file in
+$EDITOR, the app suspended meanwhile; a save from an IDE is picked up: the file is watched). In a
+notebook round the editor is a panel instead: the user edits round.ipynb in Jupyter or VS Code,
+and each save of it is read (its `%%writefile train.py` cell becomes train.py). ctrl+r grades
+the file against the current phase's checks in a worker thread (user code runs in
+subprocesses, never in this process); the verdicts show below the editor, and each grading is
+recorded in the run log. Entering the pushback phase grades everything; the interviewer's
+follow-up questions then come from that grading's evidence and the code (drill.mock.coding.
+pushback), and each is answered under its own heading in the notes. The file and the notes are
+saved every few seconds, on ctrl+s, on every phase change and on leaving (escape pauses the
+clock). After the end: f4 the model answer beside the code, f8 the report per phase.
 """
 
 from __future__ import annotations
 
-import re
+import math
 import threading
+from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
@@ -23,50 +30,49 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from drill.mock.clock import PhaseAdvanced, PhaseAlarm, RoundFinished, Status
+from drill.mock.clock import PhaseAdvanced, PhaseAlarm, RoundClock, RoundFinished, Status
 from drill.mock.coding import CONTRACT, grade
 from drill.mock.coding.session import CODING_PHASES, CodingSession
-from drill.mock.report import clock as fmt_clock
+from drill.mock.coding.stretch import Stretch, remaining_phases
+from drill.mock.coding.stretch import contract as stretch_contract
 from drill.tui.plain import PlainNotices, editable, joined, lines, shown
+from drill.tui.screens.coding_text import reflow, verdict_lines
 
 if TYPE_CHECKING:
     from drill.services import ServicesSlot
 
+__all__ = ["CodingApp", "CodingRoundScreen", "reflow", "remaining", "verdict_lines"]
+
 AUTOSAVE_S = 3.0
+ALL_GRADER_PHASES = CODING_PHASES[-1].grades
+Stamp = tuple[int, int, int]
 
 
-def reflow(text: str) -> str:
-    """The contract for a narrow pane: a paragraph's (or a numbered item's) hard-wrapped lines
-    joined, so the pane wraps them; indented blocks (the JSON example, the table) kept."""
-    out: list[str] = []
-    for line in text.splitlines():
-        prev = out[-1] if out else ""
-        plain = bool(prev.strip()) and not prev.startswith(" ") and not line.startswith(" ")
-        item = re.match(r" {5}\S", line) and re.match(r" {2}\d\.| {5}\S", prev)
-        if line.strip() and prev.strip() and (plain or item):
-            out[-1] = f"{prev} {line.strip()}"
-        else:
-            out.append(line)
-    return "\n".join(out)
+def remaining(seconds: float) -> str:
+    """Time left as m:ss, rounded up: "0:00" only once nothing is left."""
+    whole = math.ceil(round(max(0.0, seconds), 6))
+    return f"{whole // 60}:{whole % 60:02d}"
 
 
-def verdict_lines(result: dict) -> list[Content]:
-    """One line per check and likely cause; the checks' words come from the user's run, so
-    they are text, never markup (drill.tui.plain)."""
-    rows = []
-    for c in result["checks"]:
-        mark = ("PASS", "green") if c["passed"] else ("FAIL", "red")
-        rows.append(joined(mark, f" {c['name']}: {c['detail']}"))
-    for cause in result["observations"].get("likely_causes", []):
-        rows.append(joined(("likely cause:", "yellow"), f" {cause}"))
-    return rows
+def _stamp(path: Path | None) -> Stamp | None:
+    """What changes when a file is saved (an editor may replace it: the inode counts too)."""
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 class CodingRoundScreen(Screen[None]):
     DEFAULT_CSS = """
     CodingRoundScreen { layout: vertical; }
     #clock-bar { height: 1; padding: 0 1; background: $boost; }
-    #clock-bar Static { width: auto; margin-right: 3; }
+    #clock-bar Static { width: auto; margin-left: 2; }
+    #clock-bar #phase-name {
+        width: 1fr; margin-left: 0; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     #phase-clock.overrun { color: $error; text-style: bold reverse; }
     #split { height: 1fr; }
     #left { width: 2fr; }
@@ -76,32 +82,60 @@ class CodingRoundScreen(Screen[None]):
     #notes { height: 1fr; }
     #right { width: 3fr; }
     #editor { height: 2fr; }
+    #notebook-panel { height: 2fr; padding: 0 1; border: round $primary; }
     #verdicts { height: 1fr; padding: 0 1; border-top: solid $primary; }
+    CodingRoundScreen.full-editor #left { display: none; }
+    CodingRoundScreen.full-editor #verdicts { display: none; }
+    CodingRoundScreen.full-notes #right { display: none; }
+    CodingRoundScreen.full-notes #contract { display: none; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # Essential keys first and short, so that all of them fit an 80-column footer.
+        # The keys shown first are the essential ones, so that they fit an 80-column footer;
+        # check_action shows each only while it does something.
         Binding("ctrl+r", "grade", "Grade", priority=True),
         Binding("ctrl+g", "grade", "Grade", show=False, priority=True),
         Binding("f3", "next_phase", "Next phase", priority=True),
         Binding("f10", "end_round", "End", priority=True),
         Binding("f2", "toggle_pause", "Pause", priority=True),
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("ctrl+e", "external_editor", "Editor", priority=True),
-        Binding("f4", "model_answer", "Model answer", show=False, priority=True),
+        Binding("f4", "model_answer", "Model answer", priority=True),
+        Binding("f8", "report", "Report", priority=True),
+        Binding("f9", "stretch", "Stretch", priority=True),
+        Binding("f5", "full_screen", "Zoom", priority=True),  # the focused pane, full screen
+        Binding("escape", "leave", "Leave", priority=True),
+        Binding("ctrl+s", "save", "Save", show=False, priority=True),
+        Binding("ctrl+e", "external_editor", "Editor", show=False, priority=True),
+        Binding("ctrl+l", "load_file", "Load file", show=False, priority=True),
     ]
 
     def __init__(self, session: CodingSession, slot: ServicesSlot, *, tick_s: float = 0.25) -> None:
         super().__init__()
         self.session = session
-        self.slot = slot  # decks (pushback cards), the run log and the review schedule
+        self.slot = slot  # the run log and the review schedule
         self.tick_s = tick_s
         self.cancel = threading.Event()
         self.grading = False
         self._pending: tuple[str, ...] | None = None
+        self.notebook = session.notebook_path
         self.code = session.code()
         self.notes = session.notes()
+        self._disk_text = self.code  # train.py as last read or written here
+        self._disk_stamp = _stamp(session.script)
+        self._conflict = False  # changed on disk while the editor had unsaved edits
+        self._notebook_stamp: Stamp | None = None
+        self.stretch = Stretch.current(session)  # a stretch phase after the round, when running
 
+    @property
+    def clock(self) -> RoundClock:
+        """The clock that runs now: the stretch phase's, else the round's."""
+        return self.stretch.clock if self.stretch is not None else self.session.clock
+
+    @property
+    def over(self) -> bool:
+        """The round is over and no stretch phase runs."""
+        return self.session.finished and self.stretch is None
+
+    # --- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         with Horizontal(id="clock-bar"):
             yield Static("", id="phase-name")
@@ -115,120 +149,313 @@ class CodingRoundScreen(Screen[None]):
                     yield Static(reflow(CONTRACT), markup=False, id="contract-text")
                 yield TextArea(editable(self.notes), id="notes", soft_wrap=True)
             with Vertical(id="right"):
-                yield TextArea.code_editor(self.code, language="python", id="editor")
+                if self.notebook is None:
+                    yield TextArea.code_editor(
+                        self.code, language="python", soft_wrap=True, id="editor"
+                    )
+                else:
+                    yield Static("", id="notebook-panel")
                 with VerticalScroll(id="verdicts"):
                     yield Static("ctrl+r grades this phase's checks.", id="verdict-text")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#notes", TextArea).border_title = "Notes"
-        editor = self.query_one("#editor", TextArea)
-        editor.border_title = shown(self._script_label())  # a path: text, not markup
-        editor.focus()  # type at once; tab moves to the notes
-        if self.session.clock.total_used_s() > 0:
+        notes = self.query_one("#notes", TextArea)
+        notes.border_title = "Notes"
+        if self.notebook is None:
+            editor = self.query_one("#editor", TextArea)
+            editor.border_title = shown(self._label(self.session.script))  # a path: text
+            editor.focus()  # type at once; tab moves to the notes
+        else:
+            self.query_one("#notebook-panel", Static).border_title = "Notebook"
+            notes.focus()
+            self._watch_notebook()
+        if self.stretch is not None:
+            self._show_contract(stretch_contract(self.stretch.phase_id))
+            self.notify("Stretch phase resumed where it was saved. F2 continues the clock.")
+        elif self.session.clock.total_used_s() > 0:
             self.notify("Round resumed where it was saved. F2 continues the clock.", timeout=6)
         else:
             self.session.clock.start()
         self._render_clock()
         self._maybe_pushback()
         self.set_interval(self.tick_s, self.tick_now)
-        self.set_interval(AUTOSAVE_S, self.action_save)
+        self.set_interval(AUTOSAVE_S, self.autosave)
 
-    def _script_label(self) -> str:
-        """train.py's path, shortened to DRILL_HOME/... when it lives there."""
+    def _label(self, path: Path) -> str:
+        """A path, shortened to DRILL_HOME/... when it lives there."""
         from drill.paths import drill_home
 
         try:
-            return f"DRILL_HOME/{self.session.script.relative_to(drill_home())}"
+            return f"DRILL_HOME/{path.relative_to(drill_home())}"
         except ValueError:
-            return str(self.session.script)
+            return str(path)
 
     def on_unmount(self) -> None:
         self.cancel.set()
-        self.action_save()
+        self.autosave()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        over = self.over
+        if action == "next_phase":
+            return not self.session.finished
+        if action in ("end_round", "toggle_pause"):
+            return not over
+        if action in ("model_answer", "report"):
+            return over
+        if action == "stretch":
+            return over and bool(remaining_phases(self.session))
+        return not (action in ("external_editor", "load_file") and self.notebook is not None)
 
     # --- clock ---------------------------------------------------------------------------------
     def tick_now(self) -> None:
-        self._handle(self.session.clock.tick())
+        self._handle(self.clock.tick())
+        if self.notebook is None:
+            self._watch_script()
+        else:
+            self._watch_notebook()
 
     def _handle(self, events: list) -> None:
+        if self.stretch is not None:
+            self._handle_stretch(events)
+            return
         for event in events:
             if isinstance(event, PhaseAlarm):
                 title = CODING_PHASES[event.phase].title
                 self.notify(f"Time is up for: {title}", title="Phase alarm", severity="warning")
             elif isinstance(event, PhaseAdvanced):
-                self.action_save()
-                self._maybe_pushback()
-                if event.reason == "auto":  # the phase's time is up: its checks run by themselves
+                self.autosave()
+                self.session.snapshot(event.previous)
+                if CODING_PHASES[event.phase].id == "pushback":
+                    self._maybe_pushback()  # grades everything: the questions need it
+                elif event.reason == "auto":  # the phase's time is up: its checks run by themselves
                     self._start_grading(CODING_PHASES[event.previous].grades)
             elif isinstance(event, RoundFinished):
-                self.action_save()
-                self._start_grading(CODING_PHASES[-1].grades)  # at the end, everything runs
-                self.notify("The round is over: all checks run now; F4 shows the model answer.")
+                self.autosave()
+                self.session.snapshot(self.session.clock.phase)
+                self._start_grading(ALL_GRADER_PHASES)  # at the end, everything runs
+                more = "; F9: a stretch phase" if remaining_phases(self.session) else ""
+                self.notify(
+                    "The round is over: all checks run now. F8: the report per phase; "
+                    f"F4: the model answer{more}."
+                )
+                self.refresh_bindings()
         self._render_clock()
 
+    def _handle_stretch(self, events: list) -> None:
+        stretch = self.stretch
+        assert stretch is not None
+        if any(isinstance(e, RoundFinished) for e in events):
+            self.autosave()
+            stretch.end()
+            self.stretch = None
+            self._show_contract(CONTRACT)
+            self._start_grading((stretch.phase_id,))
+            self.notify(f"Stretch over: {stretch.title}. Its checks run now; F8: the report.")
+            self.refresh_bindings()
+        self._render_clock()
+
+    def _show_contract(self, text: str) -> None:
+        self.query_one("#contract-text", Static).update(reflow(text))
+        self.query_one("#pushback", Static).set_class(self.stretch is None, "shown")
+        self.query_one("#contract", VerticalScroll).scroll_home(animate=False)
+
     def _render_clock(self) -> None:
+        if self.stretch is not None:
+            left = remaining(self.stretch.clock.phase_remaining_s())
+            self.query_one("#phase-name", Static).update(shown(f"Stretch: {self.stretch.title}"))
+            self.query_one("#phase-clock", Static).update(f"{left} left")
+            self.query_one("#total-clock", Static).update("")
+            paused = self.stretch.clock.status is Status.PAUSED
+            self.query_one("#run-state", Static).update("PAUSED (F2 resumes)" if paused else "")
+            return
         clock = self.session.clock
         phase = self.session.phase
+        over = self.session.finished
         self.query_one("#phase-name", Static).update(
             shown(f"Phase {clock.phase + 1}/{len(CODING_PHASES)}: {phase.title}")
         )
         clock_text = self.query_one("#phase-clock", Static)
-        clock_text.update(f"Phase {fmt_clock(clock.phase_remaining_s())}")
-        clock_text.set_class(clock.phase_remaining_s() <= 0, "overrun")
+        clock_text.update("" if over else f"Phase {remaining(clock.phase_remaining_s())}")
+        clock_text.set_class(not over and clock.phase_remaining_s() <= 0, "overrun")
         self.query_one("#total-clock", Static).update(
-            f"Total {fmt_clock(clock.total_remaining_s())} left"
+            "Round over" if over else f"Total {remaining(clock.total_remaining_s())} left"
         )
         paused = clock.status is Status.PAUSED
         self.query_one("#run-state", Static).update("PAUSED (F2 resumes)" if paused else "")
 
     # --- pushback ------------------------------------------------------------------------------
     def _maybe_pushback(self) -> None:
-        """In the pushback phase: ask the round's hard cards (chosen once, off the UI thread)."""
+        """In the pushback phase: ask the round's follow-ups; when none are chosen yet and no
+        full grading exists, grade everything first (the questions come from its evidence)."""
+        from drill.mock.coding.pushback import pushback_questions
+
         if self.session.phase.id != "pushback" or self.session.finished:
             return
-        if self.session.pushback:
-            self._show_pushback(self.session.pushback)
-        else:
-            self._choose_pushback()
-
-    @work(thread=True, exclusive=True, group="pushback")
-    def _choose_pushback(self) -> None:
-        from drill.mock.errors import MockError
-
-        services = self.slot.ready
-        if services is None:
-            message = "No pushback cards: the decks have not loaded."
-            self.app.call_from_thread(self.notify, message, severity="warning")
+        questions = pushback_questions(self.session)
+        if questions:
+            self._ask(questions)
             return
-        try:
-            cards = services.pushback_cards(self.session)
-        except (MockError, OSError, ValueError) as error:
-            message = f"No pushback cards: {error}"
-            self.app.call_from_thread(self.notify, message, severity="warning")
-            return
-        self.app.call_from_thread(self._show_pushback, cards)
+        self._pushback_box(
+            [
+                ("Pushback: grading your whole script first", "b"),
+                "The interviewer's follow-up questions come from what your code does in it; "
+                "they appear here, with an answer heading for each in the notes.",
+            ]
+        )
+        if self.grading and self._pending is None:
+            self._pending = ALL_GRADER_PHASES
+        elif not self.grading:
+            self._start_grading(ALL_GRADER_PHASES)
 
-    def _show_pushback(self, cards: list[dict]) -> None:
-        if not cards:
+    def _after_grading(self) -> None:
+        """Once no grading is left to run: ask the follow-ups (from the full grading when there
+        is one, else from the code)."""
+        from drill.mock.coding.pushback import pushback_questions
+
+        if self.session.phase.id != "pushback" or self.session.finished or self.session.pushback:
             return
-        head = ("Pushback: the interviewer asks (answer in the notes)", "b")
-        questions = [f"{i}. {c.get('text', '')}" for i, c in enumerate(cards, 1)]
+        self._ask(pushback_questions(self.session, from_code=True))
+
+    def _ask(self, questions: list[dict]) -> None:
+        from drill.mock.coding.pushback import has_block, question_block
+
+        where = (
+            "from your grading's evidence"
+            if self.session.pushback_from is not None
+            else "from your code (no full grading ran)"
+        )
+        rows: list = [(f"Pushback: the interviewer asks, {where}", "b")]
+        rows += [f"Q{i}. {' '.join(str(q.get('question', '')).split())}" for i, q in
+                 enumerate(questions, 1)]  # fmt: skip
+        rows.append(("Answer each under its ## Q heading in the notes (f5 zooms them).", "dim"))
+        self._pushback_box(rows)
+        notes = self.query_one("#notes", TextArea)
+        if not has_block(notes.text):
+            lead = "" if not notes.text or notes.text.endswith("\n\n") else "\n\n"
+            notes.insert(lead + question_block(questions), notes.document.end)
+            self.notes = notes.text
+            self.autosave()
+            first = notes.text.splitlines().index(question_block(questions[:1]).splitlines()[0])
+            notes.cursor_location = (first + 2, 0)  # Q1's answer line
+            notes.scroll_to(y=first, animate=False)
+            notes.focus()
+            self.notify("Follow-up questions added to the notes: answer under each ## Q heading.")
+
+    def _pushback_box(self, rows: list) -> None:
         box = self.query_one("#pushback", Static)
-        box.update(lines([head, *questions]))
+        box.update(lines(rows))
         box.add_class("shown")
         self.query_one("#contract", VerticalScroll).scroll_home(animate=False)
 
-    # --- actions -------------------------------------------------------------------------------
-    def action_save(self) -> None:
-        if self.is_mounted:  # the widgets' text, also before their Changed messages arrive
-            for area in self.query(TextArea):
-                if area.id == "editor":
-                    self.code = area.text
-                elif area.id == "notes":
-                    self.notes = area.text
-        self.session.save(code=self.code, notes=self.notes)
+    # --- saving and watching the file ------------------------------------------------------------
+    def _widget_text(self) -> None:
+        """The widgets' text, also before their Changed messages arrive."""
+        if not self.is_mounted:
+            return
+        for area in self.query(TextArea):
+            if area.id == "editor":
+                self.code = area.text
+            elif area.id == "notes":
+                self.notes = area.text
 
+    def autosave(self) -> None:
+        """Save the notes and the clock, and train.py when the editor changed it (unless the
+        file changed on disk meanwhile: then the user chooses, see _watch_script)."""
+        self._widget_text()
+        if self.stretch is not None:
+            self.stretch.record()
+        code = None
+        if self.notebook is None and self.is_mounted:
+            self._watch_script()
+            if not self._conflict and self.code != self._disk_text:
+                code = self.code
+        self._write(code)
+
+    def action_save(self) -> None:
+        """ctrl+s: the editor's train.py wins, also over a change made on disk."""
+        self._widget_text()
+        write = self.notebook is None and (self._conflict or self.code != self._disk_text)
+        self._conflict = False
+        self._write(self.code if write else None)
+
+    def _write(self, code: str | None) -> None:
+        self.session.save(code=code, notes=self.notes)
+        if code is not None:
+            self._disk_text = code
+            self._disk_stamp = _stamp(self.session.script)
+
+    def _watch_script(self) -> None:
+        """Pick up a save of train.py made outside (an IDE, $EDITOR): reloaded when the editor
+        has no unsaved edits, else the user is told and chooses (ctrl+l or ctrl+s)."""
+        stamp = _stamp(self.session.script)
+        if stamp is None or stamp == self._disk_stamp:
+            return
+        self._disk_stamp = stamp
+        text = self.session.code()
+        if text == self._disk_text:
+            return
+        editor = self.query_one("#editor", TextArea)
+        if editor.text == self._disk_text and not self._conflict:
+            self._load(text)
+            self.notify("train.py changed on disk: reloaded.")
+        else:
+            self._conflict = True
+            self.notify(
+                "train.py changed on disk and the editor has unsaved edits: ctrl+l loads the "
+                "file, ctrl+s keeps the editor's version.",
+                severity="warning",
+                timeout=10,
+            )
+
+    def _load(self, text: str) -> None:
+        editor = self.query_one("#editor", TextArea)
+        row, column = editor.cursor_location
+        editor.load_text(text)
+        last = editor.document.line_count - 1
+        editor.cursor_location = (min(row, last), column)
+        self.code = self._disk_text = text
+        self._disk_stamp = _stamp(self.session.script)
+        self._conflict = False
+
+    def action_load_file(self) -> None:
+        """ctrl+l: replace the editor's text by train.py as it is on disk."""
+        self._load(self.session.code())
+        self.notify("Loaded train.py from disk.")
+
+    def _watch_notebook(self) -> None:
+        stamp = _stamp(self.notebook)
+        if stamp == self._notebook_stamp:
+            return
+        self._notebook_stamp = stamp
+        self._sync_notebook()
+
+    @work(thread=True, exclusive=True, group="notebook")
+    def _sync_notebook(self) -> None:
+        problem = self.session.sync_from_notebook()
+        self.app.call_from_thread(self._show_notebook, problem)
+
+    def _notebook_label(self) -> str:
+        return str(self.notebook)  # whole: the user opens it in another program
+
+    def _show_notebook(self, problem: str | None) -> None:
+        path = self.notebook
+        stamp = _stamp(path)
+        saved = datetime.fromtimestamp(stamp[0] / 1e9).strftime("%H:%M:%S") if stamp else "never"
+        count = len(self.session.code().splitlines())
+        rows: list = [
+            ("Edit round.ipynb in Jupyter or VS Code; drill watches each save.", "b"),
+            shown(self._notebook_label()),
+            "",
+            joined("Last save: ", (saved, "b")),
+            joined("train.py from its %%writefile train.py cell: ", (f"{count} lines", "b")),
+        ]
+        if problem:
+            rows.append(joined(("Not read:", "yellow"), " ", problem))
+        rows += ["", ("Notes and the follow-up answers go in the notes pane here.", "dim")]
+        self.query_one("#notebook-panel", Static).update(lines(rows))
+
+    # --- actions -------------------------------------------------------------------------------
     @on(TextArea.Changed, "#editor")
     def _code_changed(self, event: TextArea.Changed) -> None:
         self.code = event.text_area.text
@@ -238,26 +465,97 @@ class CodingRoundScreen(Screen[None]):
         self.notes = event.text_area.text
 
     def action_toggle_pause(self) -> None:
-        self._handle(self.session.clock.toggle_pause())
+        self._handle(self.clock.toggle_pause())
 
     def action_next_phase(self) -> None:
         self._handle(self.session.clock.advance())
 
     def action_end_round(self) -> None:
-        self._handle(self.session.clock.finish())
+        """f10: end the round, after asking when time is left."""
+        from drill.tui.screens.browser_dialogs import ConfirmScreen
+
+        if self.over:
+            return
+        left = remaining(self.clock.total_remaining_s())
+        clock = self.clock
+
+        def answered(yes: bool | None) -> None:
+            if yes and clock is self.clock:
+                self._handle(clock.finish())
+
+        question = f"End the round now, with {left} left? Every check runs, and it is over."
+        if self.stretch is not None:
+            question = f"End the stretch phase now, with {left} left? Its checks run."
+        self.app.push_screen(ConfirmScreen(question), answered)
+
+    def action_leave(self) -> None:
+        """escape: leave the round, its clock paused and everything saved."""
+        if not self.over and self.clock.status is Status.RUNNING:
+            self._handle(self.clock.pause())
+            self.app.notify("Coding round paused and saved: `drill mock resume` (or m) goes on.")
+        self.autosave()
+        self.dismiss()
+
+    def action_full_screen(self) -> None:
+        """f5: the focused pane (the editor, or the notes) alone, or back to the split."""
+        if self.has_class("full-editor") or self.has_class("full-notes"):
+            self.remove_class("full-editor", "full-notes")
+            return
+        notes = self.query_one("#notes", TextArea)
+        if self.focused is notes or self.notebook is not None:
+            self.add_class("full-notes")
+            notes.focus()
+        else:
+            self.add_class("full-editor")
+            self.query_one("#editor", TextArea).focus()
 
     def action_model_answer(self) -> None:
-        if not self.session.finished:
-            self.notify("The model answer opens once the round is over (F10 ends it).")
-            return
         from drill.tui.screens.model_answer import ModelAnswerScreen
 
-        self.action_save()
-        self.app.push_screen(ModelAnswerScreen(self.code))
+        if not self.session.finished:
+            return
+        self.autosave()
+        self.app.push_screen(ModelAnswerScreen(self.session.code()))
+
+    def action_stretch(self) -> None:
+        """f9 after the round: pick a stretch phase and start its clock."""
+        from drill.tui.screens.coding_stretch import StretchPickScreen
+
+        phases = remaining_phases(self.session)
+        if not self.over or not phases:
+            return
+
+        def picked(phase_id: str | None) -> None:
+            if phase_id is None or not self.over:
+                return
+            self.stretch = Stretch.start(self.session, phase_id)
+            self._show_contract(stretch_contract(phase_id))
+            self._render_clock()
+            self.refresh_bindings()
+            self.query_one("#verdict-text", Static).update(
+                shown(f"ctrl+r grades the stretch phase's checks ({phase_id}).")
+            )
+
+        self.app.push_screen(StretchPickScreen(phases), picked)
+
+    def action_report(self) -> None:
+        if self.session.finished:
+            self.autosave()
+            self._open_report()
+
+    @work(thread=True, exclusive=True, group="report")
+    def _open_report(self) -> None:
+        from drill.mock.coding.report import build_report, to_markdown
+        from drill.tui.screens.coding_report import CodingReportScreen
+
+        text = to_markdown(build_report(self.session))
+        self.app.call_from_thread(self.app.push_screen, CodingReportScreen(text))
 
     def action_external_editor(self) -> None:
         from drill.tui.editor import edit_externally
 
+        if self.notebook is not None:
+            return
         self.action_save()
         notice = edit_externally(self.app, self.session.script)
         if notice is not None and notice.startswith("ctrl+e needs"):
@@ -265,11 +563,14 @@ class CodingRoundScreen(Screen[None]):
             return
         if notice is not None:
             self.notify(notice, severity="error")
-        self.query_one("#editor", TextArea).load_text(self.session.code())
+        self._load(self.session.code())
 
     def action_grade(self) -> None:
         if self.grading:
             self.notify("Grading is already running.")
+            return
+        if self.stretch is not None:
+            self._start_grading((self.stretch.phase_id,))
             return
         self._start_grading(self.session.phase.grades or ("skeleton",))
 
@@ -280,24 +581,34 @@ class CodingRoundScreen(Screen[None]):
         if self.grading:
             self._pending = phases
             return
-        self.action_save()
+        self.autosave()
         self.grading = True
         self.query_one("#verdict-text", Static).update(shown(f"Grading {', '.join(phases)} ..."))
         self._grade(phases)
 
     @work(thread=True, exclusive=True)
     def _grade(self, phases: tuple[str, ...]) -> None:
+        rows: list = []
+        if self.notebook is not None:  # the notebook as last saved is what gets graded
+            problem = self.session.sync_from_notebook()
+            if problem:
+                rows.append(joined(("notebook not read:", "yellow"), f" {problem}"))
         out_dir = self.session.folder / "grades" / str(len(list(self._grades_dir())) + 1)
         try:
             result = grade(self.session.script, out_dir, phases=phases, cancel=self.cancel)
-            rows = verdict_lines(dict(result))
+            rows += verdict_lines(dict(result))
             rows += self._record(dict(result), out_dir)
-            if self.session.finished and not self.cancel.is_set():
+            if (
+                self.session.finished
+                and not self.cancel.is_set()
+                and phases[0] in ALL_GRADER_PHASES
+            ):
                 rows += self._feed_back()
             text = lines(rows)
         except Exception as error:
             text = joined(("grading failed:", "red"), f" {type(error).__name__}: {error}")
-        self.app.call_from_thread(self._show_verdicts, text)
+        if not self.cancel.is_set():
+            self.app.call_from_thread(self._show_verdicts, text)
 
     def _record(self, result: dict, out_dir) -> list[Content]:
         """Record the grading in the run log; a notice line when that failed."""
@@ -309,7 +620,7 @@ class CodingRoundScreen(Screen[None]):
         return [joined((n, "yellow")) for n in notices]
 
     def _feed_back(self) -> list[Content]:
-        """Rate the failed checks' cards once the round is over (the text rounds' feedback)."""
+        """Rate what the round examined, once it is over (the text rounds' feedback)."""
         from drill.mock.errors import MockError
 
         services = self.slot.ready
@@ -320,8 +631,9 @@ class CodingRoundScreen(Screen[None]):
             rated = services.feed_back_coding(self.session)
         except (MockError, OSError) as error:
             return [joined(not_fed, f" {error}")]
-        fed = [joined(("Fed back to review (Again):", "bold"), " " + ", ".join(rated))]
-        return [*(fed if rated else []), joined("F4: your code beside the model answer.")]
+        fed = [joined(("Fed back to review:", "bold"), " " + ", ".join(rated))]
+        keys = "F8: the report per phase; F4: your code beside the model answer."
+        return [*(fed if rated else []), joined(keys)]
 
     def _grades_dir(self):
         folder = self.session.folder / "grades"
@@ -333,6 +645,8 @@ class CodingRoundScreen(Screen[None]):
         pending, self._pending = self._pending, None
         if pending is not None:
             self._start_grading(pending)
+        else:
+            self._after_grading()
 
 
 class CodingApp(PlainNotices[None]):
@@ -344,4 +658,4 @@ class CodingApp(PlainNotices[None]):
         self.slot = slot
 
     def on_mount(self) -> None:
-        self.push_screen(CodingRoundScreen(self.session, self.slot))
+        self.push_screen(CodingRoundScreen(self.session, self.slot), lambda _: self.exit())

@@ -30,8 +30,10 @@ class ModelAnswerScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="sides"):
-            yield TextArea.code_editor(self.code, language="python", read_only=True, id="yours")
-            yield TextArea.code_editor(self.answer, language="python", read_only=True, id="model")
+            for text, name in ((self.code, "yours"), (self.answer, "model")):
+                yield TextArea.code_editor(
+                    text, language="python", read_only=True, soft_wrap=True, id=name
+                )
         yield Footer()
 
     def on_mount(self) -> None:

@@ -11,6 +11,7 @@ every rank's RNG state. A restarted job resumes by itself from the newest comple
 Rank 0 prints one JSON line per step: step, epoch, loss (mean over ranks) and phase times.
 """
 
+# phase: skeleton (the phase markers: drill.mock.coding.walkthrough shows each part)
 from __future__ import annotations
 
 import argparse
@@ -39,6 +40,7 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
+# phase: distributed
 def init_distributed() -> tuple[int, int]:
     """(rank, world size); a plain `python train.py` is a world of one without a process group."""
     if "RANK" not in os.environ:
@@ -72,6 +74,7 @@ class BatchStream:
             epoch, offset = epoch + 1, 0
 
 
+# phase: restart
 def gather_rng_states(world: int) -> list[torch.Tensor]:
     """Every rank's CPU RNG state (dropout masks differ per rank), gathered on every rank."""
     states: list[torch.Tensor] = [torch.get_rng_state()] * world
@@ -108,19 +111,26 @@ def load_latest_checkpoint(ckpt_dir: Path, model: nn.Module, optimizer, rank: in
     return state["step"]
 
 
+# phase: skeleton
 def main() -> None:
     args = parse_args()
+    # phase: distributed
     rank, world = init_distributed()
+    # phase: restart
     args.ckpt_dir.mkdir(parents=True, exist_ok=True)
 
+    # phase: skeleton
     torch.manual_seed(SEED)  # the same initial weights on every rank
     model = nn.Sequential(nn.Linear(FEATURES, 32), nn.ReLU(), nn.Dropout(0.1), nn.Linear(32, 1))
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    # phase: restart
     torch.manual_seed(SEED + 1 + rank)  # each rank its own dropout stream
     step = load_latest_checkpoint(args.ckpt_dir, model, optimizer, rank)
+    # phase: distributed
     ddp = DistributedDataParallel(model) if world > 1 else model
     stream = BatchStream(ToyDataset(), rank, world).from_step(step)
 
+    # phase: skeleton
     while step < args.steps:
         t0 = time.perf_counter()
         epoch, _ids, x, y = next(stream)
@@ -133,6 +143,7 @@ def main() -> None:
         optimizer.step()
         step += 1
         t4 = time.perf_counter()
+        # phase: restart
         if step % args.ckpt_every == 0:
             save_checkpoint(args.ckpt_dir, step, model, optimizer, rank, world)
         mean_loss = loss.detach()
@@ -151,6 +162,7 @@ def main() -> None:
             line = {"step": step, "epoch": epoch, "loss": mean_loss.item()}
             print(json.dumps({**line, "phases": phases, "step_time": t5 - t0}), flush=True)
 
+    # phase: distributed
     if world > 1:
         # Meet (a rank stuck behind is named within the timeout), then leave. gloo may still
         # abort a rank while closing its connections: a race in torch, which the contract
@@ -159,5 +171,6 @@ def main() -> None:
         dist.destroy_process_group()
 
 
+# phase: skeleton
 if __name__ == "__main__":
     main()

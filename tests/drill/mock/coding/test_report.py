@@ -4,6 +4,7 @@ checks' cards rated Again once."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -111,37 +112,129 @@ def test_cli_report_coding_prints_markdown(drill_home, capsys):
     assert main(["mock", "report", "coding", "99"]) == 2
 
 
-def test_the_notes_are_read_against_the_talk_track_rubric_and_pushback_cards_are_rated(tmp_path):
+QUESTIONS = [
+    {"id": "q-a", "kind": "failed", "question": "Why did your run start at step 0?",
+     "rubric": ["saved optimizer state", "resume from the newest checkpoint"],
+     "cards": ["card-a", "card-shared"], "source_check": "restart.resumes_at_checkpoint",
+     "evidence": "restarted at step 0"},
+    {"id": "q-b", "kind": "what-if", "question": "What if W=3 on restart?",
+     "rubric": ["sampler position", "global batch changes", "learning rate"],
+     "cards": ["card-b", "card-shared"], "source_check": "distributed.exactly_once",
+     "evidence": ""},
+    {"id": "q-c", "kind": "what-if", "question": "Which phase shows a straggler?",
+     "rubric": ["backward phase"], "cards": ["card-c"], "source_check": "monitoring.x",
+     "evidence": ""},
+]  # fmt: skip
+
+
+def with_answers(session: CodingSession, first: str, second: str) -> None:
+    from drill.mock.coding.pushback import question_block
+
+    session.pushback = session.pushback or [dict(q) for q in QUESTIONS]
+    block = question_block(session.pushback)
+    block = block.replace("step 0?\n\n", f"step 0?\n{first}\n", 1)
+    block = block.replace("W=3 on restart?\n\n", f"W=3 on restart?\n{second}\n", 1)
+    session.save(notes="Ask about GPU availability. Use DistributedSampler with set_epoch.\n\n"
+                 + block)  # fmt: skip
+
+
+def test_the_notes_are_read_against_the_talk_track_rubric(tmp_path):
     session = played_round(tmp_path / "rounds")
-    session.pushback = [
-        {"card_id": "hard-x", "deck_id": "staff-hard", "text": "Why  not FSDP?",
-         "rubric": ["sharding memory savings", "all-gather communication cost"]},
-    ]  # fmt: skip
-    session.save(notes="Ask about GPU availability. Use DistributedSampler with set_epoch.")
+    with_answers(session, "", "")
     report = build_report(session)
-    clarify, distributed, pushback = report.phases[0], report.phases[2], report.phases[4]
+    clarify, distributed = report.phases[0], report.phases[2]
     assert report.notes.startswith("Ask about GPU availability")
     assert ("GPU availability or CPU-safe design", "covered") in clarify.rubric[0].bullets
     assert ("DistributedSampler with set_epoch", "covered") in distributed.rubric[0].bullets
-    card = pushback.rubric[-1]
-    assert (card.text, card.card_id, card.deck_id) == ("Why not FSDP?", "hard-x", "staff-hard")
-    assert [status for _, status in card.bullets] == ["missed", "missed"]
-    assert report.pushback_ratings() == [("hard-x", "staff-hard", 1)]
-
+    # the quoted questions are the interviewer's words: no credit for them
+    session.pushback[0]["question"] = "What about config identity to reject incompatible restores?"
+    with_answers(session, "", "")
+    skeleton = build_report(session).phases[1].rubric[0].bullets
+    assert ("config identity to reject incompatible restores", "missed") in skeleton
     md = to_markdown(report)
     assert "Notes rubric: The interviewer says:" in md
     assert "- [x] DistributedSampler with set_epoch" in md
-    assert "Notes rubric (card hard-x): Why not FSDP?\n\n- [ ] sharding memory savings" in md
-    assert "- hard-x (Again, pushback)" in md
     assert "## Notes as submitted\n\n```text\nAsk about GPU availability." in md
 
+
+def test_each_follow_up_is_graded_by_its_rubric_and_rates_exactly_its_cards(tmp_path):
+    session = played_round(tmp_path / "rounds")
+    # Q1 fully covered (rates nothing), Q2 one of three (Again), Q3 not answered (nothing)
+    with_answers(session, "I saved optimizer state and resume from the newest checkpoint.",
+                 "The sampler position moves.")  # fmt: skip
+    report = build_report(session)
+    q1, q2, q3 = report.phases[4].followups
+    assert q1.answer.startswith("I saved optimizer") and q1.rating() is None
+    assert [s for _, s in q2.bullets] == ["covered", "missed", "missed"] and q2.rating() == 1
+    assert not q3.answered and q3.rating() is None
+    assert report.followup_ratings() == [("card-b", 1), ("card-shared", 1)]
+
     rated: list[tuple[str, str, int]] = []
-    decks = {"map-sampler-state-correctness": "interview-map"}
-    assert feed_back(session, report, lambda *a: rated.append(a), decks.__getitem__) == [
-        "map-sampler-state-correctness",
-        "hard-x",
-    ]
-    assert rated[-1] == ("hard-x", "staff-hard", 1)
+    decks = {"map-sampler-state-correctness": "m", "llm-resume-after-crash": "l",
+             "card-a": "x", "card-b": "x", "card-c": "x", "card-shared": "x"}  # fmt: skip
+    feed_back(session, report, lambda *a: rated.append(a), decks.__getitem__)
+    by_card = {card: rating for card, _deck, rating in rated}
+    assert by_card["card-b"] == 1 and by_card["card-shared"] == 1
+    assert "card-a" not in by_card  # its question was answered in full
+    assert "card-c" not in by_card  # its question was not answered: not examined
+
+    md = to_markdown(report)
+    assert "### Follow-up Q1 (failed)\n\nWhy did your run start at step 0?" in md
+    assert "Evidence: restarted at step 0" in md
+    assert "Verdict: all covered (cards: card-a, card-shared)" in md
+    assert "Verdict: Again (cards: card-b, card-shared)" in md
+    assert "### Follow-up Q3 (what-if)\n\nWhich phase shows a straggler?\n\nNot answered" in md
+
+
+def test_a_round_rates_only_what_it_examined_and_never_an_unseen_card(tmp_path):
+    session = played_round(tmp_path / "rounds")
+    write_grade(session, 3, [("torn.finishes", False, "not run: the file does not compile")])
+    with_answers(session, "", "")  # no question answered
+    report = build_report(session)
+    assert "hard-checkpoint-atomicity" not in report.failed_cards()  # its check never ran
+    assert report.followup_ratings() == []
+
+    rated: list[str] = []
+    decks = dict.fromkeys(["map-sampler-state-correctness", "llm-resume-after-crash",
+                           "hard-resume-correctness", "llm-checkpoint-contents"], "d")  # fmt: skip
+
+    def rate(card_id: str, deck_id: str, rating: int) -> bool:
+        if card_id == "llm-checkpoint-contents":
+            return False  # the rater refuses a new card as well
+        rated.append(card_id)
+        return True
+
+    def seen(card_id: str) -> bool:
+        return card_id != "hard-resume-correctness"
+
+    assert feed_back(session, report, rate, decks.__getitem__, seen) == rated
+    assert rated == ["map-sampler-state-correctness", "llm-resume-after-crash"]
+    marker = json.loads((session.folder / "feedback.json").read_text())
+    assert marker["not_seen"] == ["hard-resume-correctness", "llm-checkpoint-contents"]
+
+
+def test_the_report_shows_each_phases_code_and_the_model_answers_part(tmp_path):
+    clock = FakeClock()
+    session = CodingSession.create(tmp_path / "rounds", now=clock)
+    session.clock.start()
+    session.snapshot(0)
+    session.clock.advance()
+    session.save(code="import torch\n# skeleton\n")
+    session.snapshot(1)
+    session.clock.advance()
+    session.snapshot(2)  # nothing changed in the distributed phase
+    session.clock.finish()
+    md = to_markdown(build_report(session))
+    skeleton = md.split("## Config, dataset, single-process skeleton")[1].split("\n## ")[0]
+    assert "Your code when the phase ended:\n\n```python\nimport torch\n# skeleton\n```" in skeleton
+    assert "The model answer's part:" in skeleton and "optimizer.step()" in skeleton
+    distributed = md.split("## Distributed lift")[1].split("\n## ")[0]
+    assert "- (unchanged since the previous phase)" in distributed
+    assert "DistributedSampler(" in distributed and "set_epoch" in distributed
+    restart = md.split("## Monitoring and restart")[1].split("\n## ")[0]
+    assert "- (the phase did not end)" in restart
+    assert "os.replace(tmp, final)" in restart
+    assert "# phase:" not in md  # the markers are not part of what is shown
 
 
 def test_code_with_a_fence_inside_stays_inside_its_block(tmp_path):

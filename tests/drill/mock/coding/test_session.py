@@ -42,3 +42,49 @@ def test_a_damaged_state_file_restarts_only_the_clock(tmp_path):
     again = CodingSession(session.folder)
     assert again.code() == "x = 1\n"
     assert again.clock.total_used_s() == 0
+
+
+def test_each_phase_end_keeps_the_code_as_it_stood(tmp_path):
+    session = CodingSession.create(tmp_path / "rounds")
+    assert session.phase_code("skeleton") is None  # not ended yet
+    session.save(code="x = 1\n")
+    session.snapshot(1)
+    session.save(code="x = 2\n")
+    assert session.phase_code("skeleton") == "x = 1\n"
+    assert CodingSession(session.folder).phase_code("skeleton") == "x = 1\n"
+
+
+def test_a_notebook_round_holds_the_notebook_and_reads_train_py_from_it(tmp_path):
+    import json
+
+    import nbformat
+
+    from drill.mock.notebook import extract_train_py
+
+    session = CodingSession.create(tmp_path / "rounds", notebook=True)
+    path = session.folder / "round.ipynb"
+    assert session.notebook_path == path and path.is_file()
+    assert json.loads((session.folder / "state.json").read_text())["notebook"] == "round.ipynb"
+    assert extract_train_py(path) == session.code() == starter_source()
+
+    notebook = nbformat.read(path, as_version=4)
+    cell = next(c for c in notebook.cells if c.source.startswith("%%writefile train.py"))
+    cell.source = "%%writefile train.py\nprint('from the notebook')"
+    nbformat.write(notebook, path)
+    session.save()  # a save keeps the round a notebook round
+    again = CodingSession(session.folder)
+    assert again.notebook_path == path
+    assert again.sync_from_notebook() is None
+    assert session.script.read_text() == "print('from the notebook')\n"
+
+    cell.source = "print('no magic line')"
+    nbformat.write(notebook, path)
+    problem = again.sync_from_notebook()
+    assert problem is not None and "no cell writes train.py" in problem and "\n" not in problem
+    assert session.script.read_text() == "print('from the notebook')\n"  # kept as it was
+
+
+def test_a_file_round_has_no_notebook(tmp_path):
+    session = CodingSession.create(tmp_path / "rounds")
+    assert session.notebook_path is None and session.sync_from_notebook() is None
+    assert not (session.folder / "round.ipynb").exists()

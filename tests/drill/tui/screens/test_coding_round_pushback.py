@@ -1,0 +1,145 @@
+"""The coding screen's pushback phase: entering it grades the whole script, then the
+interviewer's follow-ups come from that grading's evidence (a correct and a broken script are
+asked different things), each with an answer heading in the notes; a resume asks the same;
+without a grading, the questions come from the code; at the end exactly the answered
+questions' cards are rated (and only cards the user has reviewed before). Gradings are the
+fixtures saved from real ones, written where the grader writes them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from drill.mock.coding.session import CodingSession, default_rounds_dir
+from drill.tui.screens import coding_round
+from drill.tui.screens.coding_round import CodingApp
+from tests.support.pilot import run_async, text_of, until
+from tests.support.services import app_slot
+from trainer_lab.grading import model_answer_source
+from trainer_lab.grading.variants import load_variants
+
+FIXTURES = Path(__file__).resolve().parents[2] / "mock" / "fixtures"
+BROKEN = "sampler-position-not-saved"
+
+
+def fake_grader(name: str, source: str, graded: list[tuple[str, ...]]):
+    """grade() as the coding screen calls it, writing a saved real grading (all phases; fewer
+    when fewer were asked for) and the workspace copy of the script it ran."""
+
+    def grade(script, out_dir, phases, cancel):
+        graded.append(tuple(phases))
+        result: dict[str, Any] = json.loads((FIXTURES / f"followups-{name}.json").read_text())
+        result["checks"] = [c for c in result["checks"] if c["name"].split(".")[0] in phases]
+        (out_dir / "workspace").mkdir(parents=True)
+        (out_dir / "workspace" / "train.py").write_text(source)
+        (out_dir / "result.json").write_text(json.dumps(result))
+        return result
+
+    return grade
+
+
+def broken_source() -> str:
+    return next(v for v in load_variants() if v.id == BROKEN).source()
+
+
+async def to_pushback(pilot) -> None:
+    await pilot.press("f3", "f3", "f3", "f3")
+    await until(pilot, lambda: pilot.app.screen.session.pushback != [])
+    await until(pilot, lambda: "Q1." in text_of(pilot, "#pushback"))
+
+
+def asked_in(pilot) -> str:
+    return " ".join(text_of(pilot, "#pushback").split())
+
+
+@run_async
+async def test_pushback_grades_everything_then_asks_about_the_scripts_own_evidence(
+    drill_home, monkeypatch
+):
+    graded: list[tuple[str, ...]] = []
+    monkeypatch.setattr(coding_round, "grade", fake_grader(BROKEN, broken_source(), graded))
+    session = CodingSession.create(default_rounds_dir())
+    app = CodingApp(session, app_slot())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await to_pushback(pilot)
+        shown = asked_in(pilot)
+        notes = app.screen.query_one("#notes").text
+    assert graded == [("skeleton", "distributed", "restart", "torn", "monitoring")]
+    assert "from your grading's evidence" in shown
+    assert "fetched [37, 14, 7, 41] for step 9" in shown  # its own run's facts
+    assert "## Q1 (restart.no_replay_or_skip)\n> After your resume from step 8" in notes
+    assert notes.count("## Q") == len(session.pushback)
+    assert session.notes() == notes  # saved at once
+
+    # a resume asks the same and adds no second answer block
+    resumed = CodingSession.latest(default_rounds_dir())
+    app = CodingApp(resumed, app_slot())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: "Q1." in text_of(pilot, "#pushback"))
+        assert asked_in(pilot) == shown
+        assert app.screen.query_one("#notes").text == notes
+    assert len(graded) == 1  # the questions were kept, nothing graded again
+
+
+@run_async
+async def test_a_correct_script_is_asked_other_questions_than_a_broken_one(drill_home, monkeypatch):
+    asked: dict[str, str] = {}
+    for name, source in (("model-answer", model_answer_source()), (BROKEN, broken_source())):
+        monkeypatch.setattr(coding_round, "grade", fake_grader(name, source, []))
+        app = CodingApp(CodingSession.create(default_rounds_dir()), app_slot())
+        async with app.run_test(size=(140, 40)) as pilot:
+            await to_pushback(pilot)
+            asked[name] = asked_in(pilot)
+    assert asked["model-answer"] != asked[BROKEN]
+    assert "fetched [37, 14, 7, 41]" not in asked["model-answer"]
+    assert "Your save survived a kill in the middle of writing it" in asked["model-answer"]
+
+
+@run_async
+async def test_without_a_grading_the_questions_come_from_the_code(drill_home, monkeypatch):
+    def failing(script, out_dir, phases, cancel):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(coding_round, "grade", failing)
+    session = CodingSession.create(default_rounds_dir())
+    app = CodingApp(session, app_slot())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await to_pushback(pilot)
+        assert "from your code (no full grading ran)" in asked_in(pilot)
+        assert "grading failed: OSError" in text_of(pilot, "#verdict-text")
+    assert {q["kind"] for q in session.pushback} == {"from-code"}
+
+
+@run_async
+async def test_the_end_rates_the_answered_questions_cards_and_only_reviewed_ones(
+    drill_home, monkeypatch
+):
+    from drill.review.scheduler import rate_card
+
+    monkeypatch.setattr(coding_round, "grade", fake_grader(BROKEN, broken_source(), []))
+    session = CodingSession.create(default_rounds_dir())
+    app = CodingApp(session, app_slot())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await to_pushback(pilot)
+        answered, left = session.pushback[1], session.pushback[2]  # two what-if questions
+        services = await app.screen.slot.wait()
+        reviewed = [answered["cards"][0], left["cards"][0]]  # one card of each, seen before
+        for card in reviewed:
+            rate_card(services.db, card, services.decks.deck_of(card), 3, content_hash=None)
+        notes = app.screen.query_one("#notes")
+        text = notes.text.replace("\n\n## Q3", "\nI would look at it.\n\n## Q3", 1)
+        notes.load_text(text)  # Q2 answered weakly, the others not at all
+        await pilot.press("f10", "y")
+        await until(pilot, lambda: "Fed back" in text_of(pilot, "#verdict-text"))
+    with sqlite3.connect(drill_home / "drill.sqlite3") as db:
+        rows = db.execute("SELECT card_id, rating FROM review_log ORDER BY id").fetchall()
+    assert rows[2:] == [(answered["cards"][0], 1)]  # answered, its rubric missed: Again
+    # the question left unanswered rated nothing; the failed checks' and the answered
+    # question's other cards were never reviewed: left new
+    marker = json.loads((session.folder / "feedback.json").read_text())
+    assert marker["rated"] == [answered["cards"][0]]
+    assert set(answered["cards"][1:]) <= set(marker["not_seen"])
+    assert "map-sampler-state-correctness" in marker["not_seen"]  # a failed check's card
+    assert left["cards"][0] not in marker["not_seen"]
