@@ -73,7 +73,7 @@ def _shown(value: object, limit: int = 40) -> str:
 def _read(path: Path) -> str | None:
     """The file's text; None when there is no file."""
     try:  # a directory, FIFO or device is refused without blocking (drill.files)
-        return read_regular(path, MAX_FILE_BYTES).decode("utf-8")
+        return read_regular(path, MAX_FILE_BYTES).decode("utf-8-sig")  # a BOM, as decks allow
     except FileNotFoundError:
         return None
     except FileRefused as error:

@@ -15,7 +15,7 @@ import sqlite3
 from datetime import datetime
 from pathlib import Path
 
-from storage.errors import DatabaseError, one_line
+from storage.errors import DatabaseError, is_write_failure, one_line, os_reason, space_note
 from storage.integrity import connect_readonly, validate_database
 from storage.migrations import migrate_file
 
@@ -65,9 +65,9 @@ def _fsync_dir(folder: Path) -> None:
 def copy_database(source: Path, dest: Path) -> None:
     """Write a consistent single-file copy of the database `source` to `dest`, atomically: a
     temporary file next to `dest`, renamed into place once complete."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
         src = connect_readonly(source, _BUSY_TIMEOUT_S)
         try:
             out = sqlite3.connect(tmp, isolation_level=None)
@@ -83,16 +83,29 @@ def copy_database(source: Path, dest: Path) -> None:
         os.replace(tmp, dest)
         _fsync_dir(dest.parent)
     except sqlite3.Error as error:
-        raise DatabaseError(f"cannot copy the database {source}: {one_line(error)}") from None
+        if is_write_failure(error, dest):
+            raise DatabaseError(
+                f"cannot write {dest}: {one_line(error)}{space_note(dest)}"
+            ) from None
+        raise DatabaseError(
+            f"cannot copy the database {source}: {one_line(error)}{space_note(source)}"
+        ) from None
     except OSError as error:
-        raise DatabaseError(f"cannot write {dest}: {one_line(error)}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
+        raise DatabaseError(f"cannot write {dest}: {os_reason(error)}{space_note(dest)}") from None
+    finally:  # also on KeyboardInterrupt (drill's CLI raises one for SIGTERM and SIGHUP too)
+        remove_with_journals(tmp)
+
+
+def remove_with_journals(path: Path) -> None:
+    """Delete a temporary database and whatever journal SQLite kept beside it."""
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
 def backup_database(db_path: Path, out: Path | None, now: datetime) -> Path:
     """A manual backup: to `out` (a new file, or into a directory), else into backups/.
-    Returns the file written; never overwrites one."""
+    Returns the file written; never overwrites one. A database that fails SQLite's
+    integrity_check is not copied (the copy would look like a sound backup): DatabaseError."""
     if not db_path.is_file():
         raise DatabaseError(f"no database at {db_path}")
     stem = f"drill-{_stamp(now)}-manual"
@@ -100,10 +113,17 @@ def backup_database(db_path: Path, out: Path | None, now: datetime) -> Path:
         dest = _unused(backups_dir(db_path), stem)
     elif out.is_dir():
         dest = _unused(out, stem)
-    elif out.exists():
+    elif out.exists() or out.is_symlink():
         raise DatabaseError(f"{out} already exists; not overwriting it")
     else:
         dest = out
+    try:  # where it goes first: a read-only or missing place fails before any reading
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise DatabaseError(
+            f"cannot write {dest}: {os_reason(error)}{space_note(dest.parent)}"
+        ) from None
+    _integrity_check(db_path)
     copy_database(db_path, dest)
     return dest
 
@@ -140,6 +160,28 @@ def _quick_check(db_path: Path) -> None:
         raise DatabaseError(
             f"the database {db_path} is damaged ({one_line(result)}); no automatic backup "
             "taken (see: drill db check, drill db restore)"
+        )
+
+
+def _integrity_check(db_path: Path) -> None:
+    try:
+        conn = connect_readonly(db_path, _BUSY_TIMEOUT_S)
+        try:
+            rows = conn.execute("PRAGMA integrity_check(3)").fetchall()
+        finally:
+            conn.close()
+        problems = [str(row[0]) for row in rows if row[0] != "ok"]
+    except sqlite3.Error as error:
+        name = getattr(error, "sqlite_errorname", "") or ""
+        if not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            raise DatabaseError(
+                f"cannot read the database {db_path}: {one_line(error)}{space_note(db_path)}"
+            ) from None
+        problems = [one_line(error)]  # too damaged for the check to finish
+    if problems:
+        raise DatabaseError(
+            f"the database {db_path} is damaged ({one_line('; '.join(problems))}); no backup "
+            "written (see: drill db check, drill db restore)"
         )
 
 
@@ -218,7 +260,7 @@ def _copy_into_live(source: Path, db_path: Path) -> None:
         raise DatabaseError(f"cannot restore into {db_path}: {one_line(error)}") from None
     finally:
         if converted is not None:
-            converted.unlink(missing_ok=True)
+            remove_with_journals(converted)
 
 
 def _with_page_size(source: Path, page_size: int, db_path: Path) -> Path | None:
@@ -231,13 +273,17 @@ def _with_page_size(source: Path, page_size: int, db_path: Path) -> Path | None:
     finally:
         src.close()
     tmp = db_path.with_name(f".{db_path.name}.{os.getpid()}.pagesize")
-    copy_database(source, tmp)
-    conn = sqlite3.connect(tmp, isolation_level=None)
     try:
-        conn.execute(f"PRAGMA page_size = {page_size}")
-        conn.execute("VACUUM")
-    finally:
-        conn.close()
+        copy_database(source, tmp)
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA page_size = {page_size}")
+            conn.execute("VACUUM")
+        finally:
+            conn.close()
+    except BaseException:
+        remove_with_journals(tmp)
+        raise
     return tmp
 
 
@@ -254,4 +300,4 @@ def _replace_file(source: Path, db_path: Path) -> None:
     except OSError as error:
         raise DatabaseError(f"cannot replace {db_path}: {one_line(error)}") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        remove_with_journals(tmp)

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlmodel import Session, create_engine
 
-from storage.errors import DatabaseError, one_line
+from storage.errors import DatabaseError, is_write_failure, one_line, space_note
 from storage.migrations import BUSY_TIMEOUT_MS, migrate_file
 from storage.schema_names import StateDict
 
@@ -35,12 +35,16 @@ __all__ = ["Database", "DatabaseError", "StateDict", "open_database"]
 
 
 def unreadable(path: Path, error: BaseException) -> DatabaseError:
-    """The one-line DatabaseError for a failed read or write of the database at `path`."""
+    """The one-line DatabaseError for a failed read or write of the database at `path`: a
+    write SQLite could not make (full disk, read-only) says "cannot write", naming the cause."""
     cause = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
     detail = one_line(cause)
     if "database is locked" in detail or "database is busy" in detail:
         return DatabaseError(f"the database {path} is busy (another copy of drill?): {detail}")
-    return DatabaseError(f"cannot read the database {path}: {detail} (see: drill db check)")
+    space = space_note(path)
+    if is_write_failure(cause, path):
+        return DatabaseError(f"cannot write the database {path}: {detail}{space}")
+    return DatabaseError(f"cannot read the database {path}: {detail}{space} (see: drill db check)")
 
 
 class CallerError(Exception):

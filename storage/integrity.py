@@ -10,10 +10,14 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from storage.errors import DatabaseError, one_line
+from storage.domains import card_state_problems, review_log_problems, shown
+from storage.errors import DatabaseError, one_line, space_note
 from storage.migrations import LATEST_VERSION, migrate, schema_version
+from storage.schema_names import CARD_STATE, REVIEW_LOG
 
 MAX_INTEGRITY_LINES = 20
+VALUES = "values: "  # the prefix of a value problem
+MAX_VALUE_LINES = 20  # rows with values outside their domains, listed one line each
 
 
 def connect_readonly(path: Path, timeout_s: float = 10.0) -> sqlite3.Connection:
@@ -95,7 +99,7 @@ def check_database(path: Path) -> tuple[int | None, list[str]]:
         conn = connect_readonly(path)
         version = schema_version(conn)
     except sqlite3.Error as error:
-        return None, [f"cannot open: {one_line(error)}"]
+        return None, [f"cannot open: {one_line(error)}{space_note(path)}"]
     try:
         problems = _integrity_problems(conn)
         if version > LATEST_VERSION:
@@ -109,7 +113,10 @@ def check_database(path: Path) -> tuple[int | None, list[str]]:
         elif version == 0:
             problems.append("not a drill database (schema version 0)")
         else:
-            problems.extend(_guarded("schema", lambda: _schema_problems(conn, version)))
+            schema = _guarded("schema", lambda: _schema_problems(conn, version))
+            problems.extend(schema)
+            if not schema:
+                problems.extend(_guarded("values", lambda: _value_problems(conn)))
         problems.extend(_guarded("foreign key", lambda: _foreign_key_problems(conn)))
         return version, problems
     finally:
@@ -131,6 +138,36 @@ def _integrity_problems(conn: sqlite3.Connection) -> list[str]:
     return _guarded("integrity", check)
 
 
+def _value_problems(conn: sqlite3.Connection) -> list[str]:
+    """Rows of card_state and review_log holding values drill never writes (storage.domains):
+    the first MAX_VALUE_LINES one line each, then how many more."""
+    found: list[str] = []
+    more = 0
+    for table, key, check in (
+        (CARD_STATE, "card_id", card_state_problems),
+        (REVIEW_LOG, "id", review_log_problems),
+    ):
+        cursor = conn.execute(f"SELECT * FROM {table}")
+        names = [column[0] for column in cursor.description]
+        for values in cursor:
+            row = dict(zip(names, values, strict=True))
+            bad = check(row)
+            if not bad:
+                continue
+            if len(found) >= MAX_VALUE_LINES:
+                more += 1
+                continue
+            label = (
+                f"{table} row {row['id']} (card {shown(row.get('card_id'))})"
+                if key == "id"
+                else (f"{table} card {shown(row.get('card_id'))}")
+            )
+            found.append(f"{VALUES}{label}: {'; '.join(bad)}")
+    if more:
+        found.append(f"{VALUES}{more} more row(s) with values outside their domains")
+    return found
+
+
 def _foreign_key_problems(conn: sqlite3.Connection) -> list[str]:
     return [
         f"foreign key: {table} row {rowid} refers to a missing {parent} row"
@@ -141,9 +178,14 @@ def _foreign_key_problems(conn: sqlite3.Connection) -> list[str]:
 def validate_database(path: Path) -> int:
     """The schema version of a sound drill database at `path` (1..LATEST_VERSION); else a
     DatabaseError naming the first problem."""
-    if not path.is_file():
+    if not path.exists():
         raise DatabaseError(f"{path}: no such file")
+    if not path.is_file():  # a FIFO would block SQLite, a device could be read forever
+        raise DatabaseError(f"{path} is not a regular file")
     version, problems = check_database(path)
+    # Rows outside their domains do not stop a restore: the app skips those cards with a
+    # notice, and `drill db check` lists them; the rest of the backup is the user's history.
+    problems = [p for p in problems if not p.startswith(VALUES)]
     if problems:
         more = f" (and {len(problems) - 1} more; see: drill db check)" if len(problems) > 1 else ""
         raise DatabaseError(f"{path} is not a usable drill database: {problems[0]}{more}")

@@ -12,10 +12,11 @@ the latest schema; a test checks every one of them against a freshly migrated da
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
-from storage.errors import DatabaseError, one_line
+from storage.errors import DatabaseError, is_write_failure, one_line, space_note
 from storage.schema_names import (
     CARD_STATE,
     EXERCISE_ATTEMPT,
@@ -275,7 +276,11 @@ def migrate(conn: sqlite3.Connection, target: int = LATEST_VERSION) -> int:
             conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # A failed COMMIT (e.g. a full disk) may have ended the transaction already: then
+            # a ROLLBACK would fail too and hide the cause behind "no transaction is active".
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
             raise
 
 
@@ -283,7 +288,10 @@ def migrate_file(path: Path) -> int:
     """The one migration entry: create the file (and its folder) or bring it to LATEST_VERSION,
     in WAL mode; returns the version found. A file from a newer drill is refused before a byte of
     it changes. Stdlib only. Raises DatabaseError with one line naming `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise DatabaseError(f"cannot create {path.parent}: {error.strerror or error}") from None
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     except sqlite3.Error as error:
@@ -302,6 +310,10 @@ def migrate_file(path: Path) -> int:
     except SchemaTooNewError as error:
         raise DatabaseError(f"{path}: {error}") from None
     except sqlite3.Error as error:
+        if is_write_failure(error, path):
+            raise DatabaseError(
+                f"cannot write the database {path}: {one_line(error)}{space_note(path)}"
+            ) from None
         raise DatabaseError(
             f"cannot open database {path}: {one_line(error)} (see: drill db check)"
         ) from None

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlmodel import col, func, select
+from sqlmodel import Session, col, func, select
 
 from storage.db import CallerError, from_db_time, to_db_time
+from storage.domains import card_state_problems, parse_time, review_log_problems
+from storage.errors import DamagedRow
 from storage.schema_names import StateDict
 from storage.tables import CardState, ReviewLog
 
@@ -82,13 +84,41 @@ class LogRow:
     duration_ms: int
 
 
+def _checked(session: Session, card_id: str, path: object) -> None:
+    """DamagedRow when the card's stored row holds values drill never writes: read raw (the
+    ORM would fail on an unparsable time with a less useful message), before the scheduler
+    could see them."""
+    result = session.connection().exec_driver_sql(
+        f"SELECT * FROM {CardState.__tablename__} WHERE card_id = ?", (card_id,)
+    )
+    values = result.fetchone()
+    if values is None:
+        return
+    problems = card_state_problems(dict(zip(result.keys(), values, strict=True)))
+    if problems:
+        raise DamagedRow(
+            f"{path}: card {card_id}: its stored schedule holds values drill never writes "
+            f"({'; '.join(problems)}); skipped (see: drill db check)"
+        )
+
+
+@dataclass(frozen=True)
+class LogRead:
+    """The sound review_log rows, and the ids of the rows left out as damaged."""
+
+    rows: list[LogRow]
+    skipped: list[int]
+
+
 class ReviewRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
 
     # --- reads -------------------------------------------------------------------------------
     def card_state(self, card_id: str) -> StateDict | None:
+        """The card's stored state; DamagedRow when it holds values drill never writes."""
         with self.db.unit() as session:
+            _checked(session, card_id, self.db.path)
             row = session.get(CardState, card_id)
             return None if row is None else state_of(row)
 
@@ -115,8 +145,10 @@ class ReviewRepository:
         schedule: Callable[[StateDict | None], StateDict],
     ) -> RecordedReview:
         """Read the card's state, let `schedule(before) -> after` compute the new one, write the
-        state and a log row, and commit; all in one IMMEDIATE transaction."""
+        state and a log row, and commit; all in one IMMEDIATE transaction. DamagedRow (nothing
+        written) when the stored state holds values drill never writes."""
         with self.db.unit() as session:
+            _checked(session, card_id, self.db.path)
             row = session.get(CardState, card_id)
             before = None if row is None else state_of(row)
             try:
@@ -225,19 +257,33 @@ class ReviewRepository:
         return {card_id: float(stability) for card_id, stability in rows}
 
     def log_rows(self) -> list[LogRow]:
-        """Every review_log row, oldest first (by time, then id)."""
-        query = select(
-            ReviewLog.card_id,
-            ReviewLog.deck_id,
-            ReviewLog.reviewed_at,
-            ReviewLog.rating,
-            ReviewLog.state_before,
-            ReviewLog.state_after,
-            ReviewLog.duration_ms,
-        ).order_by(col(ReviewLog.reviewed_at), col(ReviewLog.id))
+        """Every sound review_log row, oldest first (by time, then id); see log_read."""
+        return self.log_read().rows
+
+    def log_read(self) -> LogRead:
+        """Every review_log row, oldest first (by time, then id). Rows holding values drill
+        never writes (storage.domains: a rating 7, an unparsable or absurd time) are left out
+        and counted in `skipped`, so one bad row never stops an export or a fit. Read raw: the
+        ORM would fail the whole query on one unparsable time."""
+        query = (
+            "SELECT id, card_id, deck_id, reviewed_at, rating, state_before, state_after, "
+            f"duration_ms FROM {ReviewLog.__tablename__} ORDER BY reviewed_at, id"
+        )
         with self.db.unit() as session:
-            rows = list(session.exec(query))
-        return [
-            LogRow(card_id, deck_id, to_db_time(at), rating, before, after, duration)  # type: ignore[arg-type]
-            for card_id, deck_id, at, rating, before, after, duration in rows
-        ]
+            result = session.connection().exec_driver_sql(query)
+            names = list(result.keys())
+            raw = [dict(zip(names, values, strict=True)) for values in result]
+        rows: list[LogRow] = []
+        skipped: list[int] = []
+        for row in raw:
+            if review_log_problems(row):
+                skipped.append(row["id"])
+                continue
+            rows.append(
+                LogRow(
+                    row["card_id"], row["deck_id"], parse_time(row["reviewed_at"], "reviewed_at"),
+                    row["rating"], row["state_before"], row["state_after"], row["duration_ms"],
+                )
+            )  # fmt: skip
+        rows.sort(key=lambda r: r.reviewed_at)  # stable: ties keep id order
+        return LogRead(rows, skipped)

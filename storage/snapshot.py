@@ -6,6 +6,10 @@ creates the file; returns None when the file has another schema version (the cal
 the slow path, whose open_database() migrates it or refuses a newer one) or cannot be read. With
 strict=True (a review session, after open_database) a file it cannot read raises
 storage.errors.DatabaseError instead, saying why.
+
+A row holding values drill never writes (storage.domains) does not stop the read: it comes back
+marked `damaged` and suspended, so no queue shows that card and the scheduler never sees the
+values; `Snapshot.notice` says how many were skipped (see: drill db check).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from storage.domains import card_state_problems, optional_time, shown
 from storage.errors import DatabaseError, one_line
 from storage.migrations import LATEST_VERSION
 from storage.schema_names import CARD_STATE
@@ -31,21 +36,34 @@ class ScheduleRow:
     content_hash: str | None
     introduced_at: datetime | None
     leech: bool = False  # lapsed leech_threshold times (column card_state.leech)
+    damaged: str | None = None  # what is wrong with the stored row; then skipped (suspended)
 
 
 @dataclass(frozen=True)
 class Snapshot:
     schedules: dict[str, ScheduleRow]
 
+    @property
+    def damaged(self) -> list[str]:
+        """Ids of the cards skipped because their stored row holds values drill never writes."""
+        return sorted(card_id for card_id, row in self.schedules.items() if row.damaged)
+
+    @property
+    def notice(self) -> str | None:
+        """One line for the user when cards were skipped, else None."""
+        damaged = self.damaged
+        if not damaged:
+            return None
+        first = ", ".join(damaged[:3]) + (", ..." if len(damaged) > 3 else "")
+        return (
+            f"{len(damaged)} card(s) skipped: their stored schedule holds values drill never "
+            f"writes ({first}; see: drill db check)"
+        )
+
     def introduced_since(self, since: datetime) -> int:
         return sum(
             1 for r in self.schedules.values() if r.introduced_at and r.introduced_at >= since
         )
-
-
-def _time(text: str | None) -> datetime | None:
-    # stored as UTC without an offset (SQLModel's UTCDateTime on SQLite)
-    return datetime.fromisoformat(text + "+00:00") if text else None
 
 
 EMPTY = Snapshot(schedules={})
@@ -72,11 +90,8 @@ def _read(db_path: Path) -> Snapshot | None:
     try:
         if int(conn.execute("PRAGMA user_version").fetchone()[0]) != LATEST_VERSION:
             return None
-        rows = conn.execute(
-            "SELECT card_id, deck_id, state, due, suspended, buried_until, content_hash, "
-            f"introduced_at, leech FROM {CARD_STATE}"
-        ).fetchall()
-        schedules = {row[0]: _schedule_row(row) for row in rows}
+        rows = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM {CARD_STATE}").fetchall()
+        schedules = {row.card_id: row for row in map(_schedule_row, rows)}
     except (sqlite3.Error, ValueError, TypeError) as error:  # damaged file, garbage in a column
         raise _unreadable(db_path, error) from None
     finally:
@@ -84,19 +99,37 @@ def _read(db_path: Path) -> Snapshot | None:
     return Snapshot(schedules=schedules)
 
 
-def _schedule_row(row: tuple) -> ScheduleRow:  # type: ignore[type-arg]
-    if not isinstance(row[0], str) or not isinstance(row[1], str):
-        raise TypeError(f"card_state row with a non-text id: {row[0]!r}")
+_COLUMNS = ("card_id", "deck_id", "state", "step", "stability", "difficulty", "due",
+            "last_review", "reps", "lapses", "suspended", "buried_until", "content_hash",
+            "introduced_at", "leech")  # fmt: skip
+
+
+def _schedule_row(values: tuple) -> ScheduleRow:  # type: ignore[type-arg]
+    row = dict(zip(_COLUMNS, values, strict=True))
+    problems = card_state_problems(row)
+    if problems:
+        card_id = row["card_id"]
+        return ScheduleRow(  # a blob id is keyed by its repr: it names no deck's card
+            card_id=card_id if isinstance(card_id, str) else shown(card_id),
+            deck_id=row["deck_id"] if isinstance(row["deck_id"], str) else "",
+            state=None,
+            due=None,
+            suspended=True,
+            buried_until=None,
+            content_hash=None,
+            introduced_at=None,
+            damaged="; ".join(problems),
+        )
     return ScheduleRow(
-        card_id=row[0],
-        deck_id=row[1],
-        state=row[2],
-        due=_time(row[3]),
-        suspended=bool(row[4]),
-        buried_until=_time(row[5]),
-        content_hash=row[6],
-        introduced_at=_time(row[7]),
-        leech=bool(row[8]),
+        card_id=row["card_id"],
+        deck_id=row["deck_id"],
+        state=row["state"],
+        due=optional_time(row["due"], "due"),
+        suspended=bool(row["suspended"]),
+        buried_until=optional_time(row["buried_until"], "buried_until"),
+        content_hash=row["content_hash"] if isinstance(row["content_hash"], str) else None,
+        introduced_at=optional_time(row["introduced_at"], "introduced_at"),
+        leech=bool(row["leech"]),
     )
 
 

@@ -19,13 +19,18 @@ DESCRIPTION = """\
 Export decks to Anki, or the review log for the FSRS tools.
 
   drill export anki [--deck D] OUT.apkg   an Anki package: one Anki deck per drill deck
-  drill export csv [--deck D] OUT.csv     the review log, one row per review"""
+  drill export csv [--deck D] OUT.csv     the review log, one row per review (OUT "-": stdout)
+
+OUT is a new path or a regular file (replaced whole, never half-written); a symlink to a
+regular file writes that file. A directory, a device, a FIFO or a socket is refused."""
 
 EPILOG = """\
 exit status:
   0  written
   1  nothing to export (no cards, or an empty review log); no file is written
-  2  a usage error: unknown deck (the valid ones are listed), OUT cannot be written"""
+  2  a usage error: unknown deck (the valid ones are listed), OUT cannot be written (a
+     directory, a device, a FIFO, a missing directory, no permission, a full disk), or
+     "-" for an Anki package"""
 
 ANKI_DESCRIPTION = """\
 Write decks (default: all loaded decks) to OUT as an Anki package (.apkg). Each drill deck
@@ -76,7 +81,12 @@ def register(subparsers: Any) -> None:
             default=argparse.SUPPRESS,
             help="also load decks from DIR (as `drill --decks`); repeatable",
         )
-        command.add_argument("out", type=Path, metavar=default_name, help="the file to write")
+        command.add_argument(
+            "out",
+            type=Path,
+            metavar=default_name,
+            help="the file to write" + (' ("-": standard output)' if name == "csv" else ""),
+        )
         command.set_defaults(func=cmd_export_anki if name == "anki" else cmd_export_csv)
 
 
@@ -108,12 +118,23 @@ def _chosen_decks(args: argparse.Namespace, loaded: DeckSet | None = None) -> li
 
 def cmd_export_anki(args: argparse.Namespace) -> int:
     from drill.review.export_anki import write_apkg
+    from drill.review.export_target import check_target, refuse_stdout
 
-    decks = _chosen_decks(args)
+    refuse_stdout(args.out, "an Anki package")
+    check_target(args.out)  # before the work: a device or a directory is refused up front
+    from drill.decks.loader import load_decks
+
+    loaded = load_decks(getattr(args, "decks", None) or [])
+    decks = _chosen_decks(args, loaded)
     if not any(deck.cards for deck in decks):
         say("drill: nothing to export: no cards in the chosen decks", file=sys.stderr)
         return 1
-    out, notes = write_apkg(decks, args.out)
+    out, notes = write_apkg(
+        decks,
+        args.out,
+        media_dirs={d.deck.deck: d.path.parent for d in loaded.decks},  # images: by deck file
+        warn=lambda line: say(f"drill: warning: {line}", file=sys.stderr),
+    )
     say(f"wrote {out}: {notes} notes in {len(decks)} deck(s) (drill::<deck> in Anki)")
     return 0
 
@@ -121,17 +142,27 @@ def cmd_export_anki(args: argparse.Namespace) -> int:
 def cmd_export_csv(args: argparse.Namespace) -> int:
     from drill.cli.services import open_services
     from drill.review.export_csv import NothingToExport, write_revlog_csv
-    from drill.review.review_log import read_review_log
+    from drill.review.export_target import check_target, is_stdout
+    from drill.review.review_log import read_review_log_counted
 
+    if not is_stdout(args.out):
+        check_target(args.out)
     with open_services(args) as services:
         chosen = _chosen_decks(args, services.decks) if args.deck else None
         deck_ids = {deck.deck for deck in chosen} if chosen is not None else None
-        reviews = read_review_log(services.db, deck_ids)
+        reviews, damaged = read_review_log_counted(services.db, deck_ids)
+    if damaged:
+        say(
+            f"drill: skipped {damaged} review(s) holding values drill never writes "
+            "(see: drill db check)",
+            file=sys.stderr,
+        )
     try:
         out = write_revlog_csv(reviews, args.out)
     except NothingToExport as error:
         scope = f" of deck(s) {', '.join(sorted(deck_ids))}" if deck_ids else ""
         say(f"drill: {error}{scope}", file=sys.stderr)
         return 1
-    say(f"wrote {out}: {len(reviews)} reviews")
+    where = "standard output" if is_stdout(out) else out
+    say(f"wrote {where}: {len(reviews)} reviews", file=sys.stderr if is_stdout(out) else None)
     return 0

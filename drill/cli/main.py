@@ -10,17 +10,20 @@ traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import NoReturn
 
 from drill import __version__
 from drill.cli import cards, db, exercise, export, lab, mock, optimize, stats, study, verify
 from drill.cli.output import say
-from drill.errors import DrillError
+from drill.errors import DrillError, Terminated
 
 DESCRIPTION = """\
 Spaced-repetition drills for ML-training-infrastructure interviews.
@@ -168,6 +171,8 @@ def cmd_due(args: argparse.Namespace) -> int:
     say(f"{'total':<24} due {total['due']:>4}  new {total['new']:>4}")
     for path in decks.invalid_paths:
         say(f"skipped invalid deck: {path} (see: drill decks check)", file=sys.stderr)
+    if snapshot.notice:
+        say(f"drill: {snapshot.notice}", file=sys.stderr)
     return 0
 
 
@@ -185,12 +190,60 @@ def _storage_error_types() -> tuple[type[BaseException], ...]:
     return (module.DatabaseError,) if module is not None else ()
 
 
+_CLEANUP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _signals_unwind() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise Terminated (a KeyboardInterrupt, as SIGINT already does) while
+    a command runs, so its cleanup runs: no half-written backup, export or temporary file, no
+    fit worker left behind. The previous handlers come back afterwards."""
+    previous = {}
+    for name in _CLEANUP_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None and threading.current_thread() is threading.main_thread():
+            previous[number] = signal.signal(number, _raise_terminated)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _check_home() -> None:
+    """DrillError when DRILL_HOME (or the default data dir) exists but is not a directory, or
+    sits under a file: every command would fail on it later with a less clear message."""
+    from drill.paths import drill_home
+
+    home = drill_home()
+    for folder in (home, *home.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                which = "DRILL_HOME" if os.environ.get("DRILL_HOME") else "the data directory"
+                cause = "" if folder == home else f" ({folder} is not a directory)"
+                raise DrillError(
+                    f"{which} {home} is not a directory{cause}; point DRILL_HOME at a directory"
+                )
+            return
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler = getattr(args, "func", None) or run_tui
+    handler = getattr(args, "func", None)
     try:
-        return int(handler(args) or 0)
+        _check_home()
+        if handler is None:  # the TUI: Textual handles its own signals
+            return int(run_tui(args) or 0)
+        with _signals_unwind():
+            return int(handler(args) or 0)
+    except Terminated as stopped:
+        say(f"drill: stopped by {signal.Signals(stopped.signum).name}", file=sys.stderr)
+        return 128 + stopped.signum
     except KeyboardInterrupt:
         say("drill: interrupted", file=sys.stderr)
         return 130
@@ -198,6 +251,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0  # e.g. `drill due | head -1`
     except DrillError as error:
         say(f"drill: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # the file system refused (permission, read-only, full, not a dir)
+        if os.environ.get("DRILL_DEBUG") == "1":
+            raise
+        where = f"{error.filename}: " if error.filename else ""
+        say(f"drill: error: {where}{error.strerror or error}", file=sys.stderr)
         return 2
     except Exception as error:
         if os.environ.get("DRILL_DEBUG") == "1":

@@ -13,7 +13,7 @@ from drill.claims.grammar import Claim, ClaimError, Comparison, parse_claim
 from drill.claims.overlap import can_both_hold
 from drill.decks.loader import LoadedDeck, Problem
 from drill.decks.models import Card
-from trainer_lab.catalogue import CATALOGUE
+from trainer_lab.catalogue import CATALOGUE, check_world_size
 from trainer_lab.catalogue_types import LabSpec, ParamError
 
 
@@ -67,8 +67,11 @@ def card_link_problems(card: Card) -> list[tuple[str, str]]:
             spec.param(name).validate(value)
         except ParamError as error:
             found.append(("lab", str(error)))
-    if card.lab.world_size is not None and card.lab.world_size < spec.min_world_size:
-        found.append(("lab", f"lab {spec.name} needs world_size >= {spec.min_world_size}"))
+    if card.lab.world_size is not None:
+        try:  # the lab's own range check, the one a run of this card goes through
+            check_world_size(spec, card.lab.world_size)
+        except ParamError as error:
+            found.append(("lab", str(error)))
     for text in card.lab.expect:
         found.extend(("lab", m) for m in _claim_problems(spec, text, f"expect {text!r}")[1])
     if card.lab.where:

@@ -5,16 +5,25 @@ Protocol: one JSON object per line on stdout: {"event": "progress", "message": .
 works, then exactly one {"event": "result", "result": FitResult.to_dict()} or {"event": "error",
 "kind": "not-enough" | "failed", "message": ...}. The Rust fit prints its own chatter to stdout,
 so the protocol gets a private copy of stdout and fd 1 is pointed at stderr.
+
+The worker dies with its parent (tie_to_parent): a `drill optimize` killed with SIGKILL, or an
+app that crashed, leaves no fit running behind it.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any, TextIO
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _channel() -> TextIO:
@@ -28,7 +37,36 @@ def _line(error: BaseException) -> str:
     return " ".join(str(error).split())[:300]
 
 
+def tie_to_parent() -> None:
+    """Die with the process that started this worker, however it ends (SIGKILL included): the
+    kernel sends SIGKILL when the parent goes (Linux prctl PR_SET_PDEATHSIG); elsewhere, or
+    if prctl is unavailable, a daemon thread checks the parent once a second. A parent
+    that died between the two checks is noticed at once (the worker was re-parented)."""
+    parent = os.getppid()
+    if not _pdeathsig():
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it went between getppid and prctl
+        os._exit(1)
+
+
+def _pdeathsig() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
+
+
 def main(argv: list[str] | None = None) -> int:
+    tie_to_parent()
     parser = argparse.ArgumentParser(prog="python -m drill.review.optimize_worker")
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--day-start-hour", type=int, default=4)

@@ -62,16 +62,25 @@ def _utc(moment: datetime) -> datetime:
 
 
 def read_review_log(db: Database, deck_ids: set[str] | None = None) -> list[LoggedReview]:
-    """Every review in the log (of the decks in `deck_ids`, when given), oldest first. Rows with
-    a rating outside 1..4 (a damaged file) and custom-study ratings that kept the card's
-    schedule (see the module docstring) are skipped."""
-    return [
+    """read_review_log_counted without the count of damaged rows."""
+    return read_review_log_counted(db, deck_ids)[0]
+
+
+def read_review_log_counted(
+    db: Database, deck_ids: set[str] | None = None
+) -> tuple[list[LoggedReview], int]:
+    """Every review in the log (of the decks in `deck_ids`, when given), oldest first, and
+    how many rows were left out as damaged (values drill never writes, storage.domains: an
+    unparsable time, a rating outside 1..4). Custom-study ratings that kept the card's
+    schedule (see the module docstring) are left out too, not counted."""
+    read = db.review.log_read()
+    reviews = [
         LoggedReview(
             r.card_id, _utc(r.reviewed_at), r.rating, _state_before(r.state_before),
             max(0, int(r.duration_ms or 0)),
         )
-        for r in db.review.log_rows()
+        for r in read.rows
         if (deck_ids is None or r.deck_id in deck_ids)
-        and r.rating in (1, 2, 3, 4)
         and not schedule_kept(r.state_before, r.state_after)
     ]  # fmt: skip
+    return reviews, len(read.skipped)

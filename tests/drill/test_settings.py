@@ -44,6 +44,12 @@ def test_valid_values_are_read(tmp_path: Path) -> None:
     assert _load(tmp_path, "desired_retention = 0.9\n").desired_retention == 0.9
 
 
+def test_a_utf8_bom_is_allowed_as_in_deck_files(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_bytes(b"\xef\xbb\xbfnew_cards_per_day = 7\n")  # what Notepad writes
+    assert load_settings(path).new_cards_per_day == 7
+
+
 @pytest.mark.parametrize("value", ["nan", "+nan", "-nan", "inf", "+inf", "-inf", "1e999"])
 def test_non_finite_numbers_are_rejected_naming_the_key(tmp_path: Path, value: str) -> None:
     message = _error(tmp_path, f"desired_retention = {value}\n")

@@ -25,7 +25,9 @@ T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 
 def schedule(before: dict | None) -> dict:
-    return {"state": 2, "due": T0 + timedelta(days=3), "reps": (before or {}).get("reps", 0) + 1}
+    # what the scheduler always writes for a card in review (storage.domains)
+    return {"state": 2, "due": T0 + timedelta(days=3), "stability": 3.0, "difficulty": 5.0,
+            "reps": (before or {}).get("reps", 0) + 1}  # fmt: skip
 
 
 def cards(path: Path) -> list[str]:

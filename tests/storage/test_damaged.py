@@ -20,7 +20,9 @@ PAGE = 4096
 
 
 def schedule(before: dict | None) -> dict:
-    return {"state": 2, "due": T0 + timedelta(days=1), "reps": (before or {}).get("reps", 0) + 1}
+    # what the scheduler always writes for a card in review (storage.domains)
+    return {"state": 2, "due": T0 + timedelta(days=1), "stability": 3.0, "difficulty": 5.0,
+            "reps": (before or {}).get("reps", 0) + 1}  # fmt: skip
 
 
 def _real_database(path: Path, reviews: int = 600) -> None:
@@ -29,8 +31,9 @@ def _real_database(path: Path, reviews: int = 600) -> None:
     conn = sqlite3.connect(path)
     stamp = "2026-03-02 12:00:00.000000"
     conn.executemany(
-        "INSERT INTO card_state (card_id, deck_id, state, due, reps, lapses, suspended, "
-        "content_hash, introduced_at) VALUES (?, 'deck', 2, ?, 1, 0, 0, ?, ?)",
+        "INSERT INTO card_state (card_id, deck_id, state, stability, difficulty, due, reps, "
+        "lapses, suspended, content_hash, introduced_at) "
+        "VALUES (?, 'deck', 2, 3.0, 5.0, ?, 1, 0, 0, ?, ?)",
         [(f"card-{i}", stamp, "h" * 40, stamp) for i in range(200)],
     )
     conn.executemany(
@@ -130,8 +133,7 @@ def test_a_garbled_header_after_open_fails_the_next_read(tmp_path: Path) -> None
         ("UPDATE card_state SET last_review = x'00ff'",
          lambda db: db.review.record_review("card-1", "d", 3, T0, 10, "h", schedule)),
         ("UPDATE review_log SET state_before = '{not json'", lambda db: db.review.undo_review(2)),
-        ("UPDATE card_state SET due = 'not a time'",
-         lambda db: read_snapshot(db.path, strict=True)),
+        # (the snapshot skips such a row with a notice: tests/storage/test_domains.py)
     ],
 )  # fmt: skip
 def test_garbage_in_a_column_is_a_database_error(

@@ -23,7 +23,8 @@ def columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 def schedule_after(before: dict | None) -> dict:
-    return {"state": 2, "due": T0 + timedelta(days=3), "reps": (before or {}).get("reps", 0) + 1}
+    return {"state": 2, "due": T0 + timedelta(days=3), "stability": 3.0, "difficulty": 5.0,
+            "reps": (before or {}).get("reps", 0) + 1}  # fmt: skip
 
 
 def test_new_database_is_wal_and_latest_schema(tmp_path: Path) -> None:
@@ -48,8 +49,9 @@ def test_migration_from_v1_keeps_data(tmp_path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     migrate(conn, target=1)
     conn.execute(
-        f"INSERT INTO {CARD_STATE} (card_id, deck_id, state, due, reps, lapses, suspended) "
-        "VALUES ('alpha', 'basics', 2, '2026-03-05 12:00:00.000000', 1, 0, 0)"
+        f"INSERT INTO {CARD_STATE} (card_id, deck_id, state, stability, difficulty, due, reps, "
+        "lapses, suspended) VALUES ('alpha', 'basics', 2, 3.0, 5.0, '2026-03-05 12:00:00.000000', "
+        "1, 0, 0)"
     )
     conn.execute(
         f"INSERT INTO {REVIEW_LOG} (card_id, deck_id, rating, reviewed_at, duration_ms, "
@@ -147,7 +149,8 @@ from storage.db import open_database
 db = open_database(__import__("pathlib").Path(sys.argv[1]))
 for i in range(25):
     db.review.record_review(f"{sys.argv[2]}{i % 3}", "d", 3, datetime.now(UTC), 5, "h",
-                     lambda before: {"state": 2, "due": datetime.now(UTC)})
+                     lambda before: {"state": 2, "due": datetime.now(UTC),
+                                     "stability": 3.0, "difficulty": 5.0})
 print("done", flush=True)
 """
 

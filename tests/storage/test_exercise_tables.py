@@ -19,8 +19,9 @@ def test_a_v4_database_gets_the_exercise_tables_and_keeps_its_rows(tmp_path: Pat
     conn = sqlite3.connect(path, isolation_level=None)
     migrate(conn, target=4)
     conn.execute(
-        "INSERT INTO card_state (card_id, deck_id, state, due, reps, lapses, suspended) "
-        "VALUES ('alpha', 'basics', 2, '2026-03-05 12:00:00.000000', 1, 0, 0)"
+        "INSERT INTO card_state (card_id, deck_id, state, stability, difficulty, due, reps, "
+        "lapses, suspended) VALUES ('alpha', 'basics', 2, 3.0, 5.0, "
+        "'2026-03-05 12:00:00.000000', 1, 0, 0)"
     )
     assert "exercise_progress" not in _schema(conn)
     conn.close()

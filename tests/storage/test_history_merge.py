@@ -75,8 +75,9 @@ def test_v3_database_gets_the_leech_column(tmp_path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     migrate(conn, target=3)
     conn.execute(
-        "INSERT INTO card_state (card_id, deck_id, state, due, reps, lapses, suspended) "
-        "VALUES ('alpha', 'basics', 2, '2026-03-05 12:00:00.000000', 4, 9, 0)"
+        "INSERT INTO card_state (card_id, deck_id, state, stability, difficulty, due, reps, "
+        "lapses, suspended) VALUES ('alpha', 'basics', 2, 3.0, 5.0, "
+        "'2026-03-05 12:00:00.000000', 4, 9, 0)"
     )
     conn.close()
     db = open_database(path)

@@ -53,9 +53,9 @@ def _write_v2_database(path: Path) -> None:
     conn.executescript(SCHEMA_V2.read_text())
     conn.executescript(
         """
-        INSERT INTO card_state (card_id, deck_id, state, due, reps, lapses, suspended,
-            content_hash, introduced_at)
-            VALUES ('alpha', 'basics', 2, '2026-03-05 12:00:00.000000', 1, 0, 0, 'h1',
+        INSERT INTO card_state (card_id, deck_id, state, stability, difficulty, due, reps,
+            lapses, suspended, content_hash, introduced_at)
+            VALUES ('alpha', 'basics', 2, 3.0, 5.0, '2026-03-05 12:00:00.000000', 1, 0, 0, 'h1',
                     '2026-03-02 12:00:00.000000');
         INSERT INTO review_log (card_id, deck_id, rating, reviewed_at, duration_ms,
             state_after, content_hash)

@@ -41,7 +41,8 @@ def drill(*argv: str) -> int:
 
 
 def _schedule(before: dict | None) -> dict:
-    return {"state": 2, "due": T0 + timedelta(days=3), "reps": (before or {}).get("reps", 0) + 1}
+    return {"state": 2, "due": T0 + timedelta(days=3), "stability": 3.0, "difficulty": 5.0,
+            "reps": (before or {}).get("reps", 0) + 1}  # fmt: skip
 
 
 def _database_with(*card_ids: str) -> Path:

@@ -114,3 +114,34 @@ def test_where_must_name_an_observation_of_the_lab(
     good = "    lab:\n      run: throughput-mfu\n      where: device == cpu\n"
     code, lines = check(tmp_path / "ok", capsys, card("c2", good))
     assert code == 0, lines
+
+
+@pytest.mark.parametrize(("lab", "world"), [("fsdp", 12), ("ddp-baseline", 1), ("fsdp", 64)])
+def test_a_world_size_the_lab_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lab: str, world: int
+) -> None:
+    """The lab's own range (trainer_lab.catalogue.check_world_size), not only its minimum:
+    fsdp runs at 1..8 ranks, so a card asking for 12 would fail only when run (issue 25)."""
+    from trainer_lab.catalogue import CATALOGUE
+
+    spec = CATALOGUE[lab]
+    code, lines = check(
+        tmp_path, capsys, card("c9", f"    lab:\n      run: {lab}\n      world_size: {world}\n")
+    )
+    assert code == 1
+    assert lines[0].endswith(
+        f"card c9: lab {lab}: world size {world} is out of range "
+        f"[{spec.min_world_size}, {spec.max_world_size}]"
+    ), lines
+
+
+def test_a_world_size_at_the_labs_maximum_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trainer_lab.catalogue import CATALOGUE
+
+    top = CATALOGUE["fsdp"].max_world_size
+    code, lines = check(
+        tmp_path, capsys, card("c10", f"    lab:\n      run: fsdp\n      world_size: {top}\n")
+    )
+    assert code == 0, lines

@@ -1,0 +1,167 @@
+"""The values drill writes into card_state and review_log, and a check that a stored row holds
+only such values. Stdlib only: the light read path (storage.snapshot) uses it too.
+
+A database is a file anyone can edit or hand over, and SQLite stores whatever it is given in
+any column. A row outside these domains (a state 99, a rating 7, a due date that does not parse
+or lies in the year 9999, a negative stability) is reported by `drill db check` and skipped by
+the app with a notice: it never reaches the scheduler, where it would raise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+CARD_STATES = (1, 2, 3)  # fsrs State: Learning, Review, Relearning (NULL: never reviewed)
+RATINGS = (1, 2, 3, 4)  # Again, Hard, Good, Easy
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(3000, 1, 1, tzinfo=UTC)  # FSRS caps an interval at 100 years
+MAX_STABILITY_DAYS = 1e6
+MIN_DIFFICULTY, MAX_DIFFICULTY = 1.0, 10.0
+MAX_STEP = 1000
+MAX_COUNT = 10**12  # reps, lapses, duration_ms: an int64 far beyond any real value is damage
+MAX_TEXT = 60  # characters of a bad value quoted in a message
+_CARD_TIMES = ("due", "last_review", "buried_until", "introduced_at")
+
+
+class OutOfDomain(ValueError):
+    """A stored value drill never writes; str() names the column and the value."""
+
+
+def shown(value: Any) -> str:
+    """A stored value quoted for a one-line message: repr, control characters escaped, cut."""
+    text = ascii(value)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
+
+
+def parse_time(value: Any, column: str) -> datetime:
+    """A stored time ('YYYY-MM-DD HH:MM:SS[.ffffff]', UTC without an offset) as aware UTC;
+    OutOfDomain when it is not one, or lies outside 1970..2999."""
+    if not isinstance(value, str):
+        raise OutOfDomain(f"{column} {shown(value)} is not a time")
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise OutOfDomain(f"{column} {shown(value)} is not a time") from None
+    if moment.tzinfo is not None:
+        raise OutOfDomain(f"{column} {shown(value)} carries an offset (drill stores UTC)")
+    moment = moment.replace(tzinfo=UTC)
+    if not EARLIEST <= moment < LATEST:
+        raise OutOfDomain(f"{column} {shown(value)} is outside 1970..2999")
+    return moment
+
+
+def optional_time(value: Any, column: str) -> datetime | None:
+    return None if value is None else parse_time(value, column)
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    return (_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _count(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+    value = row.get(column)
+    if not (_int(value) and 0 <= value <= MAX_COUNT):
+        problems.append(f"{column} {shown(value)} is not a count")
+
+
+def _flag(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+    if row.get(column) not in (0, 1):
+        problems.append(f"{column} {shown(row.get(column))} is not 0 or 1")
+
+
+def _time(row: Mapping[str, Any], column: str, problems: list[str], *, required: bool) -> None:
+    value = row.get(column)
+    if value is None:
+        if required:
+            problems.append(f"{column} is missing")
+        return
+    try:
+        parse_time(value, column)
+    except OutOfDomain as error:
+        problems.append(str(error))
+
+
+def _text(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+    value = row.get(column)
+    if not isinstance(value, str) or not value:
+        problems.append(f"{column} {shown(value)} is not an id")
+
+
+def card_state_problems(row: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a card_state row (column name -> stored value); [] when sound. A
+    card with a state must carry what the scheduler reads: a due time; stability and difficulty
+    once it has left learning (state 2, 3); a step while relearning."""
+    problems: list[str] = []
+    _text(row, "card_id", problems)
+    _text(row, "deck_id", problems)
+    state = row.get("state")
+    scheduled = state is not None
+    if scheduled and not (_int(state) and state in CARD_STATES):
+        problems.append(f"state {shown(state)} is not one of 1, 2, 3 (or empty)")
+    step = row.get("step")
+    if step is None:
+        if state == 3:  # fsrs asserts a relearning step (a learning card starts at step 0)
+            problems.append("step is missing for a card in relearning")
+    elif not (_int(step) and 0 <= step <= MAX_STEP):
+        problems.append(f"step {shown(step)} is not a learning step")
+    for column, low, high in (
+        ("stability", 0.0, MAX_STABILITY_DAYS),
+        ("difficulty", MIN_DIFFICULTY, MAX_DIFFICULTY),
+    ):
+        value = row.get(column)
+        if value is None:
+            if state in (2, 3):  # fsrs asserts both once a card has left learning
+                problems.append(f"{column} is missing for a card in review")
+        elif not (_number(value) and low <= value <= high and (column != "stability" or value)):
+            problems.append(f"{column} {shown(value)} is outside {low:g}..{high:g}")
+    for column in _CARD_TIMES:
+        _time(row, column, problems, required=scheduled and column == "due")
+    _count(row, "reps", problems)
+    _count(row, "lapses", problems)
+    _flag(row, "suspended", problems)
+    if "leech" in row:
+        _flag(row, "leech", problems)
+    return problems
+
+
+def _state_json(value: Any, column: str, problems: list[str], *, required: bool) -> None:
+    if value is None:
+        if required:
+            problems.append(f"{column} is missing")
+        return
+    try:
+        state = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        state = None
+    if not isinstance(state, dict):
+        problems.append(f"{column} {shown(value)} is not a JSON object")
+        return
+    for name in _CARD_TIMES:
+        if state.get(name):
+            try:
+                datetime.fromisoformat(state[name])
+            except (TypeError, ValueError):
+                problems.append(f"{column}.{name} {shown(state[name])} is not a time")
+
+
+def review_log_problems(row: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a review_log row (column name -> stored value); [] when sound."""
+    problems: list[str] = []
+    _text(row, "card_id", problems)
+    _text(row, "deck_id", problems)
+    rating = row.get("rating")
+    if not (_int(rating) and rating in RATINGS):
+        problems.append(f"rating {shown(rating)} is not one of 1, 2, 3, 4")
+    _time(row, "reviewed_at", problems, required=True)
+    _count(row, "duration_ms", problems)
+    _state_json(row.get("state_before"), "state_before", problems, required=False)
+    _state_json(row.get("state_after"), "state_after", problems, required=True)
+    return problems
