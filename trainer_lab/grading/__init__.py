@@ -5,9 +5,12 @@
     grading.ok, grading.failed, grading.likely_causes, dict(grading)   # = run_dir/result.json
 
 `grade` is the one entry point; the rest of this namespace is the contract the app shows (text,
-phases, check names, given files). Modules: contract.py (the contract, the given files in files/,
-the launches), grader.py (run and judge), checks_run.py / checks_restart.py (the checks),
-outcome.py (Grading), variants.py (the model answer's known-broken variants, for tests).
+phases, check names, given files). The stretch phases (STRETCH_PHASES: accum, amp, fsdp2,
+throughput; stretch.py) are graded by the same `grade` when named in `phases`, but are not in
+PHASES, so the round's own grading is unchanged. Modules: contract.py (the contract, the given
+files in files/, the launches), grader.py (run and judge), checks_run.py / checks_restart.py /
+checks_stretch.py (the checks), stretch.py (the stretch phases), outcome.py (Grading),
+variants.py (the model answers' known-broken variants, for tests).
 User code runs through trainer_lab.usercode, the harness the exercises share.
 """
 
@@ -36,6 +39,12 @@ from trainer_lab.grading.contract import (
     starter_source,
 )
 from trainer_lab.grading.outcome import Grading
+from trainer_lab.grading.stretch import (
+    STRETCH_CHECK_NAMES,
+    STRETCH_PHASES,
+    stretch_contract,
+    stretch_model_answer,
+)
 from trainer_lab.usercode.source import ScriptError
 
 __all__ = [
@@ -51,6 +60,8 @@ __all__ = [
     "PHASES",
     "RESTART_KILLED_AFTER",
     "SCRIPT_NAME",
+    "STRETCH_CHECK_NAMES",
+    "STRETCH_PHASES",
     "TEAR_AFTER",
     "Grading",
     "ScriptError",
@@ -58,6 +69,8 @@ __all__ = [
     "grade",
     "model_answer_source",
     "starter_source",
+    "stretch_contract",
+    "stretch_model_answer",
 ]
 
 
@@ -72,6 +85,7 @@ def grade(
     cancel: threading.Event | None = None,
 ) -> Grading:
     """Run `script` as the contract's train.py for the launches `phases` need (in PHASES order,
+    then STRETCH_PHASES order,
     shared runs once, up to `parallel` at a time, each under `timeout_s`), judge what it did,
     write out_dir/result.json and return it. `on_progress` gets a line per launch started and
     ended; setting `cancel` kills the running launches (the grading is then `cancelled`).

@@ -126,6 +126,11 @@ class LaunchPlan:
     # continue from it (resume, tears) are compared with it step by step, so a script that could
     # tell the two apart fails there.
     under_torchrun: bool = False
+    extra_args: tuple[str, ...] = ()  # after the round's arguments (a stretch phase's flags)
+    probes: bool = False  # the harness's extra probes (usercode/probes.py)
+    inf_at_step: int | None = None  # with probes: the backward of this step leaves an inf grad
+    reference: str | None = None  # run this stretch phase's model answer, not the user's script
+    exclusive: bool = False  # nothing else runs beside it (its timing is compared)
 
 
 CKPT_EVERY = 4

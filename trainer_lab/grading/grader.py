@@ -42,13 +42,27 @@ from trainer_lab.grading.contract import (
     tear_writes,
 )
 from trainer_lab.grading.outcome import Grading
+from trainer_lab.grading.stretch import (
+    STRETCH_CHECK_NAMES,
+    STRETCH_LAUNCHES,
+    STRETCH_PHASE_LAUNCHES,
+    STRETCH_PHASES,
+    stretch_model_answer,
+)
 from trainer_lab.result import Check, LabResult, variant_dir
+from trainer_lab.usercode import protocol
 from trainer_lab.usercode.evidence import save_events, step_records, write_events
 from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
 from trainer_lab.usercode.source import read_script
 from trainer_lab.usercode.source import syntax_error as _syntax_error
 from trainer_lab.usercode.verdict import begin, check, finish, not_compiled, write_workspace
+
+# The round's phases and the stretch phases (stretch.py), launches and checks together.
+ALL_PHASES = (*PHASES, *STRETCH_PHASES)
+ALL_LAUNCHES = {**LAUNCHES, **STRETCH_LAUNCHES}
+ALL_PHASE_LAUNCHES = {**PHASE_LAUNCHES, **STRETCH_PHASE_LAUNCHES}
+ALL_CHECK_NAMES = {**CHECK_NAMES, **STRETCH_CHECK_NAMES}
 
 
 def syntax_error(source: str, name: str = SCRIPT_NAME) -> str | None:
@@ -64,20 +78,47 @@ def prepare_workspace(source: str, workspace: Path) -> Path:
 def launches_for(phases: Iterable[str]) -> list[LaunchPlan]:
     names: list[str] = []
     for phase in phases:
-        for name in PHASE_LAUNCHES[phase]:
+        for name in ALL_PHASE_LAUNCHES[phase]:
             chain = [name]
-            while LAUNCHES[chain[-1]].continues:
-                chain.append(LAUNCHES[chain[-1]].continues)  # type: ignore[arg-type]
+            while ALL_LAUNCHES[chain[-1]].continues:
+                chain.append(ALL_LAUNCHES[chain[-1]].continues)  # type: ignore[arg-type]
             names.extend(n for n in reversed(chain) if n not in names)
-    heads = {LAUNCHES[n].continues for n in names}
+    heads = {ALL_LAUNCHES[n].continues for n in names}
     # the one-process run first (when it does not finish nothing else runs), then those with a
     # relaunch after them: the chains finish sooner
     return sorted(
-        (LAUNCHES[n] for n in names), key=lambda p: (p.name != "single", p.name not in heads)
+        (ALL_LAUNCHES[n] for n in names), key=lambda p: (p.name != "single", p.name not in heads)
     )
 
 
-def to_launch(plan: LaunchPlan, script: Path, out_dir: Path, timeout_s: float) -> ScriptLaunch:
+def prepare_references(plans: Iterable[LaunchPlan], out_dir: Path) -> dict[str, Path]:
+    """A workspace per stretch model answer some plan runs as a reference, out_dir/reference-P."""
+    found = {}
+    for phase in sorted({p.reference for p in plans if p.reference}):
+        found[phase] = prepare_workspace(
+            stretch_model_answer(phase), out_dir / f"reference-{phase}"
+        )
+    return found
+
+
+def plan_env(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
+    env: list[tuple[str, str]] = []
+    if plan.probes:
+        env.append((protocol.PROBES_ENV, "1"))
+        if plan.inf_at_step is not None:
+            env.append((protocol.INF_AT_ENV, str(plan.inf_at_step)))
+    return tuple(env)
+
+
+def to_launch(
+    plan: LaunchPlan,
+    script: Path,
+    out_dir: Path,
+    timeout_s: float,
+    references: dict[str, Path] | None = None,
+) -> ScriptLaunch:
+    if plan.reference:
+        script = (references or {})[plan.reference]
     ckpt = out_dir / "ckpt" / (plan.continues or plan.name)
     kill_rank, kill_after = plan.kill if plan.kill else (None, None)
     if plan.name == "single":  # fail fast: nothing else runs when this one does not finish
@@ -89,6 +130,7 @@ def to_launch(plan: LaunchPlan, script: Path, out_dir: Path, timeout_s: float) -
         str(ckpt),
         "--ckpt-every",
         str(plan.ckpt_every),
+        *plan.extra_args,
     )
     return ScriptLaunch(
         name=plan.name,
@@ -108,6 +150,7 @@ def to_launch(plan: LaunchPlan, script: Path, out_dir: Path, timeout_s: float) -
         data_variant=plan.data_variant,
         launcher="torchrun" if plan.under_torchrun else None,
         watch_progress=True,  # a hang ends once no rank makes progress, not at the deadline
+        extra_env=plan_env(plan),
     )
 
 
@@ -139,33 +182,37 @@ def run_launches(
     cancel: threading.Event | None,
     more: Callable[[dict[str, ScriptRun]], list[LaunchPlan]] | None = None,
 ) -> tuple[dict[str, ScriptRun], str | None]:
-    """Run the plans (a relaunch after the run it continues); `more` adds plans once a run is
-    done. When the one-process run does not finish, the others are stopped and the rest not
-    started: (runs, why the rest was not run)."""
+    """Run the plans (a relaunch after the run it continues; an exclusive plan with no other
+    run beside it); `more` adds plans once a run is done. When the one-process run does not
+    finish, the others are stopped and the rest not started: (runs, why the rest was not run)."""
     runs: dict[str, ScriptRun] = {}
     waiting = list(plans)
     stop = threading.Event()  # ours: the user's cancel, or the fail-fast stop
     skipped: str | None = None
     added = False
     with ThreadPoolExecutor(max(1, parallel)) as pool:
-        active: dict[Future[ScriptRun], str] = {}
+        active: dict[Future[ScriptRun], tuple[str, bool]] = {}  # -> (name, exclusive)
         while waiting or active:
             for plan in list(waiting):
+                alone = plan.exclusive or any(solo for _, solo in active.values())
                 if skipped is not None:
                     waiting.remove(plan)
+                elif alone and active:
+                    continue  # an exclusive run (a timing) runs with no other beside it
                 elif plan.continues is None or plan.continues in runs:
                     waiting.remove(plan)
                     if on_progress:
                         world = f"W={plan.world_size}" if plan.world_size else "one process"
                         on_progress(f"run {plan.name} ({world}, {plan.steps} steps)")
-                    active[pool.submit(run_script, make(plan), stop)] = plan.name
+                    future = pool.submit(run_script, make(plan), stop)
+                    active[future] = (plan.name, plan.exclusive)
             if not active:
                 break
             done, _ = wait(active, timeout=0.2, return_when=FIRST_COMPLETED)
             if cancel is not None and cancel.is_set():
                 stop.set()
             for future in done:
-                name = active.pop(future)
+                name, _ = active.pop(future)
                 runs[name] = future.result()
                 if on_progress:
                     on_progress(f"{name}: {runs[name].summary()}")
@@ -180,7 +227,11 @@ def run_launches(
 
 def no_optimizer_step(phase: str, runs: dict[str, ScriptRun]) -> str | None:
     """Why the phase cannot pass when its runs that exited 0 made no torch.optim step."""
-    names = [n for n in PHASE_LAUNCHES[phase] if n in runs and n != OTHER_DATA]
+    names = [
+        n
+        for n in ALL_PHASE_LAUNCHES[phase]
+        if n in runs and n != OTHER_DATA and not ALL_LAUNCHES[n].reference
+    ]
     clean = [n for n in names if runs[n].status == "ok"]
     if not clean or any(step_records(runs[n].observe_dir, 0) for n in clean):
         return None
@@ -192,7 +243,7 @@ def no_optimizer_step(phase: str, runs: dict[str, ScriptRun]) -> str | None:
 
 
 def not_run(phase: str, why: str) -> list[Check]:
-    return [check(name, False, f"not run: {why}") for name in CHECK_NAMES[phase]]
+    return [check(name, False, f"not run: {why}") for name in ALL_CHECK_NAMES[phase]]
 
 
 def gate(checks: list[Check], why: str) -> list[Check]:
@@ -207,6 +258,10 @@ def gate(checks: list[Check], why: str) -> list[Check]:
 
 
 def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
+    if phase in STRETCH_PHASES:
+        from trainer_lab.grading.checks_stretch import stretch_checks
+
+        return stretch_checks(phase, runs)
     if phase == "skeleton":
         return skeleton_checks(runs["single"], runs[OTHER_DATA])
     if phase == "distributed":
@@ -225,7 +280,7 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
 
 
 def judge_phase(phase: str, runs: dict[str, ScriptRun], skipped: str | None) -> list[Check]:
-    missing = [n for n in PHASE_LAUNCHES[phase] if n not in runs]
+    missing = [n for n in ALL_PHASE_LAUNCHES[phase] if n not in runs]
     if missing:
         return not_run(phase, skipped or f"launches {missing} did not run")
     why = no_optimizer_step(phase, runs)
@@ -254,19 +309,23 @@ def grade_script(
     cancel: threading.Event | None = None,
 ) -> Grading:
     """Grade the script at script_path; write out_dir/result.json and return it as a Grading.
-    Raises ScriptError when the file cannot be read."""
-    chosen = [p for p in PHASES if p in set(phases)]
+    `phases` may name the stretch phases too (stretch.py). Raises ScriptError when the file
+    cannot be read."""
+    chosen = [p for p in ALL_PHASES if p in set(phases)]
     source = read_script(script_path)
     start = time.monotonic()
     result = begin(LAB, {"script": str(script_path), "phases": chosen}, 2, out_dir)
     bad_syntax = syntax_error(source)
     if bad_syntax:
-        not_compiled(result, [name for phase in chosen for name in CHECK_NAMES[phase]], bad_syntax)
+        names = [name for phase in chosen for name in ALL_CHECK_NAMES[phase]]
+        not_compiled(result, names, bad_syntax)
         return _finish(result, out_dir, start)
     script = prepare_workspace(source, out_dir / "workspace")
+    plans = launches_for(chosen)
+    references = prepare_references(plans, out_dir)
     runs, skipped = run_launches(
-        launches_for(chosen),
-        lambda plan: to_launch(plan, script, out_dir, timeout_s),
+        plans,
+        lambda plan: to_launch(plan, script, out_dir, timeout_s, references),
         parallel,
         on_progress,
         cancel,

@@ -1,4 +1,6 @@
-"""The model answer's known-broken variants (grading/files/variants.toml), as exact patches."""
+"""The model answers' known-broken variants, as exact patches: the round's (files/variants.toml,
+of files/train.py) and the stretch phases' (files/stretch_variants.toml, each of its phase's
+model answer)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import tomllib
 from dataclasses import dataclass
 
 from trainer_lab.grading.contract import FILES, model_answer_source
+from trainer_lab.grading.stretch import stretch_model_answer
 
 
 @dataclass(frozen=True)
@@ -27,8 +30,8 @@ class Variant:
         return text
 
 
-def load_variants() -> list[Variant]:
-    data = tomllib.loads((FILES / "variants.toml").read_text())
+def load_variants(name: str = "variants.toml") -> list[Variant]:
+    data = tomllib.loads((FILES / name).read_text())
     return [
         Variant(
             id=v["id"],
@@ -39,3 +42,13 @@ def load_variants() -> list[Variant]:
         )
         for v in data["variant"]
     ]
+
+
+def load_stretch_variants() -> list[Variant]:
+    """The stretch phases' broken variants; `phases` holds the one phase whose model answer
+    the patches apply to (`variant.source(stretch_model_answer(variant.phases[0]))`)."""
+    return load_variants("stretch_variants.toml")
+
+
+def stretch_variant_source(variant: Variant) -> str:
+    return variant.source(stretch_model_answer(variant.phases[0]))

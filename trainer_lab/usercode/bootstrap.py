@@ -96,6 +96,10 @@ def main(argv: list[str]) -> int:
     recorder = Recorder(observe_dir, rank, dict(os.environ))
     recorder.install()
     FsWatch(recorder, dict(os.environ)).install()
+    if os.environ.get(protocol.PROBES_ENV):
+        from trainer_lab.usercode.probes import Probes
+
+        Probes(recorder, dict(os.environ)).install()
     guard = TeardownGuard(observe_dir, rank, os.getpid())
     guard.install()
     crash = open(observe_dir / protocol.crash_file(rank, os.getpid()), "w")  # noqa: SIM115

@@ -87,6 +87,7 @@ class ScriptLaunch:
     # steps, fetches and saves are progress (not the exercises' checkers)
     watch_progress: bool = False
     launcher: Mode | None = None  # warm or torchrun; None: trainer_lab.warm.start's default
+    extra_env: tuple[tuple[str, str], ...] = ()  # e.g. the probes a grading asks for
 
 
 @dataclass
@@ -209,6 +210,7 @@ def child_env(launch: ScriptLaunch) -> dict[str, str]:
         protocol.OBSERVE_ENV: str(launch.run_dir / protocol.OBSERVE_DIR),
         protocol.CKPT_ENV: str(launch.ckpt_dir),
         **launch.faults.env(),
+        **dict(launch.extra_env),
     }
     if launch.data_variant:
         extra[protocol.DATA_VARIANT_ENV] = launch.data_variant

@@ -17,6 +17,10 @@ TEAR_RANK_ENV = "DRILL_TEAR_RANK"
 # The given dataset draws another dataset when set (its `_variant`): "constant" makes every item
 # the same (x, y) of another seed, so a run's updates can be compared across data and world sizes.
 DATA_VARIANT_ENV = "DRILL_DATA_VARIANT"
+# The extra observation of probes.py, when set (any value): backward passes, forward dtypes.
+PROBES_ENV = "DRILL_PROBES"
+# With PROBES_ENV: the first backward after N-1 optimizer steps leaves an inf gradient (probes.py).
+INF_AT_ENV = "DRILL_INF_AT_STEP"
 
 OBSERVE_DIR = "observe"
 # A module of this name in the workspace is the given dataset (the coding round ships one,
@@ -43,6 +47,11 @@ def saves_file(rank: int) -> str:
 def optimizer_file(rank: int) -> str:
     """One JSON line per outermost optimizer step: class, learning rates, state digest before."""
     return f"optimizer-rank{rank}.jsonl"
+
+
+def probes_file(rank: int) -> str:
+    """One JSON line per backward pass and per optimizer step (probes.py), when asked for."""
+    return f"probes-rank{rank}.jsonl"
 
 
 def end_file(rank: int) -> str:
