@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 MIN_ITEMS = 400
 WORKER_MODULE = "drill.review.optimize_worker"
+PARENT_ENV = "DRILL_FIT_PARENT_PID"  # = drill.review.optimize_worker.PARENT_ENV
 Progress = Callable[[str], None]
 
 
@@ -275,6 +276,7 @@ class FitJob:
                 encoding="utf-8",
                 errors="replace",
                 start_new_session=True,
+                env={**os.environ, PARENT_ENV: str(os.getpid())},
             )
             reader = threading.Thread(target=_read_messages, args=(process, messages), daemon=True)
             reader.start()

@@ -37,12 +37,23 @@ def _line(error: BaseException) -> str:
     return " ".join(str(error).split())[:300]
 
 
-def tie_to_parent() -> None:
+PARENT_ENV = "DRILL_FIT_PARENT_PID"  # set by FitJob: the pid this worker must die with
+
+
+def _expected_parent() -> int:
+    try:
+        return int(os.environ.get(PARENT_ENV, ""))
+    except ValueError:
+        return os.getppid()
+
+
+def tie_to_parent(parent: int | None = None) -> None:
     """Die with the process that started this worker, however it ends (SIGKILL included): the
     kernel sends SIGKILL when the parent goes (Linux prctl PR_SET_PDEATHSIG); elsewhere, or
-    if prctl is unavailable, a daemon thread checks the parent once a second. A parent
-    that died between the two checks is noticed at once (the worker was re-parented)."""
-    parent = os.getppid()
+    if prctl is unavailable, a daemon thread checks the parent once a second. `parent` is
+    the pid the starter named (PARENT_ENV): a parent that died before this line ran, or
+    between the two checks, is noticed at once (the worker was re-parented)."""
+    parent = _expected_parent() if parent is None else parent
     if not _pdeathsig():
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     if os.getppid() != parent:  # it went between getppid and prctl
