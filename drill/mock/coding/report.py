@@ -29,7 +29,8 @@ from drill.mock.coding.walkthrough import ModelPart, model_part
 from drill.mock.coverage import Coverage, cover
 from drill.mock.grading import feedback_rating
 from drill.mock.report import clock as fmt_clock
-from trainer_lab.result import Check, LabResult, read_result
+from drill.review.ratings import RATING_NAMES
+from trainer_lab.result import Check, LabResult
 
 AGAIN = 1
 FEEDBACK_FILE = "feedback.json"
@@ -208,14 +209,11 @@ def latest_checks(results: list[LabResult]) -> dict[str, Check]:
 
 
 def grade_results(folder: Path) -> list[LabResult]:
-    """The round's grading results in the order they ran (unreadable or off-contract ones
-    skipped)."""
-    grades = folder / "grades"
-    if not grades.is_dir():
-        return []
-    numbers = sorted(int(p.name) for p in grades.iterdir() if p.name.isdigit())
-    found = (read_result(grades / str(n)) for n in numbers)
-    return [r for r in found if r is not None]
+    """The round's grading results in the order they ran (unreadable, unbounded or
+    off-contract ones skipped: drill.mock.coding.regrade reads them with a bound)."""
+    from drill.mock.coding.regrade import gradings
+
+    return [result for _, result in gradings(folder)]
 
 
 def build_report(session: CodingSession, results: list[LabResult] | None = None) -> CodingReport:
@@ -281,9 +279,6 @@ def _backtick_runs(text: str) -> list[str]:
     import re
 
     return re.findall(r"`+", text)
-
-
-RATING_NAMES = {AGAIN: "Again", 2: "Hard"}
 
 
 def _phase_markdown(phase: PhaseReport, previous_code: str | None) -> list[str]:

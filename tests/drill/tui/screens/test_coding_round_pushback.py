@@ -9,39 +9,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from pathlib import Path
-from typing import Any
 
 from drill.mock.coding.session import CodingSession, default_rounds_dir
 from drill.tui.screens import coding_round
 from drill.tui.screens.coding_round import CodingApp
+from tests.support.coding_grader import BROKEN, broken_source, fake_grader
 from tests.support.pilot import run_async, text_of, until
 from tests.support.services import app_slot
 from trainer_lab.grading import model_answer_source
-from trainer_lab.grading.variants import load_variants
-
-FIXTURES = Path(__file__).resolve().parents[2] / "mock" / "fixtures"
-BROKEN = "sampler-position-not-saved"
-
-
-def fake_grader(name: str, source: str, graded: list[tuple[str, ...]]):
-    """grade() as the coding screen calls it, writing a saved real grading (all phases; fewer
-    when fewer were asked for) and the workspace copy of the script it ran."""
-
-    def grade(script, out_dir, phases, cancel):
-        graded.append(tuple(phases))
-        result: dict[str, Any] = json.loads((FIXTURES / f"followups-{name}.json").read_text())
-        result["checks"] = [c for c in result["checks"] if c["name"].split(".")[0] in phases]
-        (out_dir / "workspace").mkdir(parents=True)
-        (out_dir / "workspace" / "train.py").write_text(source)
-        (out_dir / "result.json").write_text(json.dumps(result))
-        return result
-
-    return grade
-
-
-def broken_source() -> str:
-    return next(v for v in load_variants() if v.id == BROKEN).source()
 
 
 async def to_pushback(pilot) -> None:
@@ -143,3 +118,44 @@ async def test_the_end_rates_the_answered_questions_cards_and_only_reviewed_ones
     assert set(answered["cards"][1:]) <= set(marker["not_seen"])
     assert "map-sampler-state-correctness" in marker["not_seen"]  # a failed check's card
     assert left["cards"][0] not in marker["not_seen"]
+
+
+ALL = ("skeleton", "distributed", "restart", "torn", "monitoring")
+
+
+@run_async
+async def test_the_end_shows_the_pushback_grading_again_when_train_py_is_unchanged(
+    drill_home, monkeypatch
+):
+    graded: list[tuple[str, ...]] = []
+    monkeypatch.setattr(coding_round, "grade", fake_grader(BROKEN, broken_source(), graded))
+    session = CodingSession.create(default_rounds_dir())
+    app = CodingApp(session, app_slot())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await to_pushback(pilot)
+        await pilot.press("f10", "y")
+        await until(pilot, lambda: "unchanged since grading 1" in text_of(pilot, "#verdict-text"))
+        verdicts = text_of(pilot, "#verdict-text")
+    assert graded == [ALL]  # the full grading ran once
+    assert "restart.no_replay_or_skip" in verdicts
+    assert len(list((session.folder / "grades").iterdir())) == 1
+
+
+@run_async
+async def test_the_end_grades_again_when_train_py_changed_after_the_pushback(
+    drill_home, monkeypatch
+):
+    graded: list[tuple[str, ...]] = []
+    monkeypatch.setattr(coding_round, "grade", fake_grader(BROKEN, broken_source(), graded))
+    session = CodingSession.create(default_rounds_dir())
+    app = CodingApp(session, app_slot())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await to_pushback(pilot)
+        editor = app.screen.query_one("#editor")
+        editor.insert("# saved the sampler position too\n", (0, 0))
+        await pilot.press("f10", "y")
+        await until(pilot, lambda: len(graded) == 2)
+        await until(pilot, lambda: "Fed back" in text_of(pilot, "#verdict-text")
+                    or "F8" in text_of(pilot, "#verdict-text"))  # fmt: skip
+        assert "unchanged since" not in text_of(pilot, "#verdict-text")
+    assert graded == [ALL, ALL]

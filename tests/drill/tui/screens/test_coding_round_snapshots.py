@@ -13,8 +13,8 @@ import pytest
 from drill.mock.coding.session import CodingSession, default_rounds_dir
 from drill.tui.screens import coding_round
 from drill.tui.screens.coding_round import CodingApp
-from tests.drill.tui.screens.test_coding_round_pushback import BROKEN, broken_source, fake_grader
 from tests.support.clocks import FakeClock
+from tests.support.coding_grader import BROKEN, broken_source, fake_grader
 from tests.support.pilot import text_of, until
 from tests.support.services import app_slot
 
