@@ -83,6 +83,10 @@ class ObservationSpec:
     name: str  # dotted names reach into nested observations (modes.full.max_abs_diff)
     help: str
     unit: str = ""
+    # Computed from the params or the lab's fixed set-up (a formula, a dtype limit, a size),
+    # not observed in the run: a card claim over it restates its inputs (`drill verify
+    # --strength` flags one).
+    derived: bool = False
 
 
 @dataclass(frozen=True)

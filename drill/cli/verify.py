@@ -22,7 +22,8 @@ Every lab run is kept in the run log; a second verify reuses the result of a run
 (lab, params, world size, lab source version), so it is quick; --fresh reruns.
 Independent runs go concurrently within --jobs cores (longest first).
 --strength reruns each card's lab under each sabotage/debug setting of its SPEC and reports
-which breaks a claim; a card no sabotage breaks tests nothing.
+which breaks a claim; a card no sabotage breaks tests nothing, and so does a claim that only
+restates the lab's inputs (a param's value, an observation the lab computes from its params).
 Exit 0 when every claim holds (and, with --strength, every card is broken by some sabotage),
 1 otherwise, 2 for a usage error."""
 
@@ -253,11 +254,21 @@ def _print_strength(console: Any, report: Any, runs: str, elapsed: float, proble
             broken += f" (no result: {', '.join(silent)})"
         table.add_row(text(card.card_id), text(card.lab), text(broken), verdict)
     console.print(table)
+    for card in report.echoing:
+        for echo in card.echoes:
+            console.print(text(f"{card.card_id}: claim echoes its inputs: {echo}", "red"))
     weak = report.weak
     summary = f"{len(report.cards)} card(s), {runs} in {elapsed:.1f} s"
-    if weak or problems:
+    if weak or report.echoing or problems:
         names = ", ".join(card.card_id for card in weak)
-        console.print(text(f"{summary}: {len(weak)} card(s) test nothing: {names}", "red"))
+        echoing = len(report.echoing)
+        console.print(
+            text(
+                f"{summary}: {len(weak)} card(s) test nothing: {names}; "
+                f"{echoing} card(s) with a claim that echoes its inputs",
+                "red",
+            )
+        )
         return 1
     console.print(f"[green]{summary}: every card is broken by some sabotage")
     return 0

@@ -4,15 +4,23 @@ For each lab-linked card, its lab is rerun under each of the lab's sabotage/debu
 non-default choice of a param named `sabotage`, and each value another param's help documents as
 "debug VALUE"). A sabotage breaks a card when one of its claims (expect or predict) fails on the
 sabotaged run's observations; a card no sabotage breaks "tests nothing".
+
+Before any run, each claim is read on its own (`echo_claims`): a claim that only restates an
+input (`resume_step == 8` with the param at 8), compares an observation the lab computes from
+its params or set-up (declared `derived` in its SPEC: a formula, a dtype limit, a size), or pins
+a quantity to its trivial range (`mfu > 0 and mfu <= 1`) tests nothing whatever the run does.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from drill.claims.grammar import Comparison, parse_claim
+from drill.decks.models import Card
 from drill.labs.verify import (
     JobOutcome,
     LabJob,
@@ -65,6 +73,66 @@ def sabotaged_jobs(linked: LinkedCard) -> list[tuple[str, Any, LabJob]]:
     return jobs
 
 
+# Quantities positive in every run that completes: `> 0` on them tests nothing.
+POSITIVE_BY_CONSTRUCTION = frozenset(
+    {"tokens_per_s", "peak_flops", "achieved_flops", "step_s", "params"}
+)
+
+
+def _derived(spec: LabSpec, name: str) -> bool:
+    """`name` matches an observation the SPEC declares derived (`*` is one segment)."""
+    parts = name.split(".")
+    for obs in spec.observations:
+        declared = obs.name.split(".")
+        if (
+            obs.derived
+            and len(declared) == len(parts)
+            and all(fnmatchcase(a, b) for a, b in zip(parts, declared, strict=True))
+        ):
+            return True
+    return False
+
+
+def _trivial_range(comparisons: tuple[Comparison, ...]) -> bool:
+    """`x > 0 and x <= 1` (the range of any share or MFU), or `tokens_per_s > 0`."""
+    lower = {c.name for c in comparisons if c.op in (">", ">=") and c.value == 0}
+    upper = {c.name for c in comparisons if c.op in ("<", "<=") and c.value == 1}
+    positive = {name for name in lower if name.rsplit(".", 1)[-1] in POSITIVE_BY_CONSTRUCTION}
+    return bool(lower & upper) or bool(positive)
+
+
+def echo_claims(card: Card) -> list[str]:
+    """ "claim: why" for each expect claim or predict condition of `card` that can hold or
+    fail only by restating its inputs, read without running anything."""
+    lab = card.lab
+    if lab is None:
+        return []
+    try:
+        spec: LabSpec | None = get_lab(lab.run)
+    except KeyError:
+        spec = None
+    params = {p.name: p.default for p in spec.params} if spec else {}
+    params.update(lab.params)
+    texts = list(lab.expect)
+    if card.predict is not None:
+        texts += [choice.when for choice in card.predict.choices]
+    found = []
+    for text in dict.fromkeys(texts):
+        comparisons = parse_claim(text).comparisons
+        for c in comparisons:
+            param = c.name.rsplit(".", 1)[-1]
+            if c.op == "==" and param in params and params[param] == c.value:
+                found.append(f"{text}: restates the param {param}={params[param]}")
+                break
+            if spec is not None and _derived(spec, c.name):
+                found.append(f"{text}: {c.name} is computed from the lab's inputs, not observed")
+                break
+        else:
+            if _trivial_range(comparisons):
+                found.append(f"{text}: only states the quantity's trivial range")
+    return found
+
+
 @dataclass
 class CardStrength:
     card_id: str
@@ -72,6 +140,7 @@ class CardStrength:
     # "name=value" -> claims it broke (empty: every claim still held); None: the run gave no
     # observations (error/timeout), so it says nothing about the claims
     broken_by: dict[str, list[str] | None] = field(default_factory=dict)
+    echoes: list[str] = field(default_factory=list)  # echo_claims: hold whatever the run
 
     @property
     def breakers(self) -> list[str]:
@@ -90,6 +159,10 @@ class StrengthReport:
     @property
     def weak(self) -> list[CardStrength]:
         return [card for card in self.cards if card.tests_nothing]
+
+    @property
+    def echoing(self) -> list[CardStrength]:
+        return [card for card in self.cards if card.echoes]
 
     @property
     def no_sabotage(self) -> list[CardStrength]:
@@ -123,7 +196,7 @@ def run_strength(
     report = StrengthReport([], [outcomes[job] for job in jobs])
     for linked, variants in per_card:
         assert linked.card.lab is not None
-        card = CardStrength(linked.card.id, linked.card.lab.run)
+        card = CardStrength(linked.card.id, linked.card.lab.run, echoes=echo_claims(linked.card))
         for name, value, job in variants:
             card.broken_by[f"{name}={value}"] = broken_claims(linked, outcomes[job])
         report.cards.append(card)

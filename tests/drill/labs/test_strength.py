@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from drill.decks.models import Card
-from drill.labs.strength import run_strength, sabotage_settings, sabotaged_jobs
+from drill.labs.strength import echo_claims, run_strength, sabotage_settings, sabotaged_jobs
 from drill.labs.verify import LabJob, LinkedCard, ResultCache
 from tests.support.run_log import cache_db
 from trainer_lab.catalogue_types import LabSpec, ParamSpec
@@ -108,6 +108,71 @@ def test_a_card_left_no_sabotage_is_listed_apart(tmp_path: Path) -> None:
     assert [c.card_id for c in report.no_sabotage] == ["c"]
 
 
+def _echoes(run: str, expect: list[str], params: dict[str, Any] | None = None) -> list[str]:
+    card = linked("c", {"run": run, "params": params or {}, "expect": expect}).card
+    return echo_claims(card)
+
+
+def test_a_claim_restating_a_param_is_an_echo_an_observed_one_is_not() -> None:
+    assert _echoes("resume", ["resume_step == 8"], {"resume_step": 8}) == [
+        "resume_step == 8: restates the param resume_step=8"
+    ]
+    # the param's default counts as what the run got
+    assert _echoes("hang", ["collective_timeout_s == 3.0"])
+    assert _echoes("resume", ["modes.full.bit_identical == true"], {"resume_step": 8}) == []
+    assert _echoes("resume", ["modes.weights_only.first_diff_step == 9"], {"resume_step": 8}) == []
+
+
+def test_a_claim_over_an_observation_the_lab_computes_from_its_inputs_is_an_echo() -> None:
+    # finfo is a dtype constant, trainable_fraction arithmetic over the model's shape,
+    # victim is W - 1: the SPECs declare them derived
+    assert _echoes("precision", ["finfo.float16.max == 65504"])
+    assert _echoes("lora", ["trainable_fraction <= 0.1"]) == [
+        "trainable_fraction <= 0.1: trainable_fraction is computed from the lab's inputs, "
+        "not observed"
+    ]
+    assert _echoes("hang", ["victim == 1"])
+    mixed = "overflow.bf16.nonfinite_loss_steps == 0 and finfo.bfloat16.max > 1e38"
+    assert _echoes("precision", [mixed])  # one derived comparison spoils the claim
+    assert _echoes("precision", ["overflow.fp16.nonfinite_loss_steps > 0"]) == []
+    assert _echoes("lora", ["grad_bytes_ratio <= 0.1"]) == []
+
+
+def test_a_trivial_range_is_an_echo_a_bound_that_can_fail_is_not() -> None:
+    assert _echoes("throughput-mfu", ["mfu > 0 and mfu <= 1"])
+    assert _echoes("throughput-mfu", ["tokens_per_s > 0"])
+    assert _echoes("throughput-mfu", ["mfu > 0.3 and mfu <= 1"]) == []
+    assert _echoes("sampler", ["no_sampler_state.duplicated > 0"]) == []
+
+
+def test_predict_conditions_are_read_too_and_echoes_reach_the_report(tmp_path: Path) -> None:
+    data = {
+        "id": "c",
+        "level": "easy",
+        "front": "q",
+        "back": "a",
+        "lab": {"run": "ddp-baseline", "expect": ["grad_mismatch_steps == 0"]},
+        "predict": {
+            "ask": "?",
+            "choices": [
+                {"text": "a", "when": "steps == 12"},
+                {"text": "b", "when": "steps != 12"},
+            ],
+        },
+    }
+    card = LinkedCard("deck", Card.model_validate(data))
+    assert echo_claims(card.card) == ["steps == 12: restates the param steps=12"]
+    broken = result("failed", grad_mismatch_steps=12, steps=12)
+    report = run_strength(
+        [card],
+        _runner({"no_grad_sync": broken}),
+        ResultCache(cache_db(tmp_path / "cache"), "v"),
+        tmp_path / "runs",
+    )
+    assert [c.card_id for c in report.echoing] == ["c"]
+    assert report.weak == []  # the sabotage broke its expect claim: echoing is its own verdict
+
+
 @pytest.mark.lab
 def test_strength_cli_on_ddp_baseline(
     drill_home: Path, tmp_path: Path, capsys: Any, monkeypatch: Any
@@ -123,6 +188,9 @@ def test_strength_cli_on_ddp_baseline(
         " expect: ['weights_identical_across_ranks == true']}\n"
         "  - id: hollow\n    level: easy\n    front: q\n    back: a\n"
         "    lab: {run: ddp-baseline, params: {steps: 4}, expect: ['steps > 0']}\n"
+        "  - id: echo\n    level: easy\n    front: q\n    back: a\n"
+        "    lab: {run: ddp-baseline, params: {steps: 4},"
+        " expect: ['weights_identical_across_ranks == true and steps == 4']}\n"
     )
     monkeypatch.setenv("COLUMNS", "250")
     code = main(["--decks", str(decks), "verify", "--deck", "d", "--strength"])
@@ -132,6 +200,10 @@ def test_strength_cli_on_ddp_baseline(
     assert "sabotage=no_grad_sync" in lines["real"] and "strong" in lines["real"]
     assert "TESTS NOTHING" in lines["hollow"]
     assert "1 card(s) test nothing: hollow" in out
+    # the sabotage breaks `echo`, but half its claim only restates a param: flagged anyway
+    assert "strong" in lines["echo"]
+    assert "echo: claim echoes its inputs:" in out and "restates the param steps=4" in out
+    assert "1 card(s) with a claim that echoes its inputs" in out
     # the sabotaged run is cached like verify's: a second sweep runs nothing
     assert main(["--decks", str(decks), "verify", "--deck", "d", "--strength"]) == 1
     assert "1 lab run(s) (1 cached)" in capsys.readouterr().out

@@ -25,6 +25,12 @@ def test_checkpointing_trades_saved_bytes_for_a_recomputed_forward(tmp_path: Pat
     assert obs["bytes_per_block"]["per_block"] == 8 * 64 * 64 * 4
     assert depths["8"]["per_block"]["block_forwards"] == {"forward": 8, "backward": 8}
     assert 1.15 <= obs["flops_ratio"] <= 1.34
+    # math attention keeps one seq x seq tensor, the softmax output (batch 8, 2 heads, fp32),
+    # which softmax and the matmul with V both save
+    attention = obs["attention"]
+    assert attention["math"]["saved_bytes"]["64"] == 8 * 2 * 64 * 64 * 4
+    assert attention["math"]["growth_at_2x_seq"] == 4.0
+    assert attention["sdpa"]["growth_at_2x_seq"] <= 2.5
 
 
 @pytest.mark.parametrize(
@@ -39,6 +45,7 @@ def test_checkpointing_trades_saved_bytes_for_a_recomputed_forward(tmp_path: Pat
                 "recompute_costs_a_forward",
             },
         ),
+        ("sdpa_is_math", {"fused_attention_saves_linear_memory"}),
     ],
 )
 def test_each_check_fails_when_its_behaviour_is_broken(

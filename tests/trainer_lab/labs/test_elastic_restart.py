@@ -23,6 +23,19 @@ def test_restart_resumes_from_latest_checkpoint_with_the_same_final_loss(tmp_pat
     assert obs["resumed_from_step"] == 4 and obs["redone_steps"] == 3
     assert obs["final_loss"] == obs["reference_final_loss"]
     assert (tmp_path / "failures" / "rank1.json").exists()
+    # saves at 4 before the crash, 8 and 12 after it: three, each a timed checkpoint phase
+    assert obs["saves"] == 3 and obs["checkpoint_s"] > 0 and obs["redone_s"] > 0
+    assert "compare" not in obs  # compare_every 0: one launch only
+
+
+def test_saving_every_step_trades_redone_work_for_save_time(tmp_path: Path) -> None:
+    result = run_lab("elastic-restart", {"compare_every": 1}, 2, tmp_path, 90)
+    assert result["status"] == "ok", result
+    assert undeclared(result) == []
+    compare = result["observations"]["compare"]
+    assert result["observations"]["redone_steps"] == 3 and compare["redone_steps"] == 0
+    assert compare["saves"] == 12 and compare["saves_ratio"] == 4
+    assert compare["redone_s"] == 0 and compare["save_time_ratio"] > 1
 
 
 def test_weights_only_resume_ends_at_another_loss(tmp_path: Path) -> None:

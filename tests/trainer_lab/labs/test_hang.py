@@ -32,6 +32,22 @@ def test_skip_peers_time_out_and_the_silent_rank_is_blamed(tmp_path: Path) -> No
     assert obs["root_cause"]["rank"] == 1 and obs["root_cause"]["kind"] == "hang"
     # torchrun's own "Root Cause (first observed failure)" is the peer that timed out
     assert obs["torchrun_root_cause_rank"] == 0
+    assert obs["torchrun_blames_victim"] is False and obs["root_cause_is_victim"] is True
+    # the waiting rank's side thread keeps beating; its step counter does not move
+    assert obs["stall"]["heartbeats"] >= 5 and obs["stall"]["steps_done"] == 0
+
+
+def test_at_three_ranks_the_last_rank_is_the_victim_and_torchrun_blames_a_peer(
+    tmp_path: Path,
+) -> None:
+    """Cards claim root_cause_is_victim / torchrun_blames_victim, not rank numbers: they hold
+    at any world size."""
+    result = run(tmp_path, 3, scenario="skip", collective_timeout_s=2.0)
+    assert result["status"] == "ok", result
+    obs = result["observations"]
+    assert obs["victim"] == 2 and obs["root_cause"]["rank"] == 2
+    assert obs["root_cause_is_victim"] is True
+    assert obs["torchrun_root_cause_rank"] in (0, 1) and obs["torchrun_blames_victim"] is False
 
 
 def test_naive_blame_names_the_timed_out_peer_instead(tmp_path: Path) -> None:

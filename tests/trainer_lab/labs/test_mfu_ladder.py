@@ -141,6 +141,9 @@ def test_cpu_ladder_measures_every_rung_but_compile(
     assert obs["counted"]["dense"] == obs["flops_per_token"]["dense"]  # exact: no biases
     assert obs["counted"]["attention"] == obs["flops_per_token"]["attention"]
     assert obs["counted"]["sdpa_attention"] == 0  # the counter misses the CPU SDPA kernel
+    assert obs["dense_formula_vs_counted"] == obs["attention_formula_vs_counted"] == 1.0
+    counted = obs["counted"]["dense"] + obs["counted"]["attention"]
+    assert obs["counted"]["attention_share"] == round(obs["counted"]["attention"] / counted, 4)
     assert 1.05 < obs["counted"]["checkpointing_ratio"] < obs["counted"]["full_recompute_ratio"]
     for name in obs["ladder"]:
         rung = obs["rungs"][name]

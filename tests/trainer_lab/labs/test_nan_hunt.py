@@ -17,6 +17,7 @@ def test_corrupt_sample_is_caught_skipped_and_named(tmp_path: Path) -> None:
     obs = result["observations"]
     k = result["params"]["corrupt_step"]
     assert obs["first_nonfinite_step"] == k
+    assert obs["nonfinite_lag_steps"] == 0 and obs["guard_named_corrupt_sample"] is True
     assert obs["skipped_steps"] == [k]
     assert obs["reported_sample_ids"] == [obs["corrupt_sample_id"]]
     assert len(obs["grad_norm_history"]) == k - 1
@@ -51,3 +52,6 @@ def test_each_check_fails_when_its_behaviour_is_broken(
     result = run_lab("nan-hunt", params, 2, tmp_path, timeout_s=90)
     assert result["status"] == "failed", result
     assert {c["name"] for c in result["checks"] if not c["passed"]} == failing
+    if sabotage == "no_corruption":  # the cards' observations say so too
+        obs = result["observations"]
+        assert obs["nonfinite_lag_steps"] is None and obs["guard_named_corrupt_sample"] is False

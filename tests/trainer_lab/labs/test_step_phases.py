@@ -96,7 +96,7 @@ def test_straggler_is_named_and_its_peer_waits(tmp_path: Path) -> None:
     assert result["status"] == "ok", result
     assert undeclared(result) == []  # claims can name every observation
     obs = result["observations"]["straggler"]
-    assert obs["named_rank"] == 1
+    assert obs["named_rank"] == 1 and obs["named_is_slow_rank"] is True
     assert obs["grad_sync_growth_ms"]["0"] >= 20
 
 

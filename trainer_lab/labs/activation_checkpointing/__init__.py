@@ -10,7 +10,8 @@ SPEC = LabSpec(
     summary=(
         "Bytes of activations saved for backward (summed through saved-tensor hooks) and the "
         "recompute cost (FLOPs and block forward calls; step time reported), without and with "
-        "per-block checkpointing (use_reentrant=False), across depths of the tiny GPT."
+        "per-block checkpointing (use_reentrant=False), across depths of the tiny GPT; and "
+        "how attention's saved bytes grow with the sequence, math attention against SDPA."
     ),
     params=(
         ParamSpec(
@@ -30,8 +31,9 @@ SPEC = LabSpec(
             "choice",
             "none",
             "debug: no_checkpoint (the checkpointed run does not checkpoint); flat_memory (the "
-            "baseline wraps the whole model in one checkpoint)",
-            choices=("none", "no_checkpoint", "flat_memory"),
+            "baseline wraps the whole model in one checkpoint); sdpa_is_math (the fused-attention "
+            "measurement runs math attention)",
+            choices=("none", "no_checkpoint", "flat_memory", "sdpa_is_math"),
         ),
     ),
     observations=(
@@ -47,10 +49,21 @@ SPEC = LabSpec(
         ObservationSpec("saved_ratio", "at max depth: checkpointed / plain saved bytes"),
         ObservationSpec("flops_ratio", "at max depth: checkpointed / plain FLOPs"),
         ObservationSpec("step_time_ratio", "at max depth: checkpointed / plain median step time"),
+        ObservationSpec(
+            "attention.*.saved_bytes", "one attention call: bytes saved per seq_len", "B"
+        ),
+        ObservationSpec(
+            "attention.*.growth_at_2x_seq",
+            "attention.<math|sdpa>: saved bytes at 2 x seq_len / at seq_len (4: quadratic)",
+        ),
     ),
     checks=(
         CheckSpec("memory_grows_with_depth", "plain: saved bytes grow linearly with depth"),
         CheckSpec("checkpointing_cuts_saved_bytes", "at max depth: <= 1/3 of the plain bytes"),
+        CheckSpec(
+            "fused_attention_saves_linear_memory",
+            "doubling the sequence: math attention saves >= 3.5x, SDPA <= 2.5x",
+        ),
         CheckSpec("recompute_costs_a_forward", "each block runs forward twice; FLOPs +15..34 %"),
     ),
     default_world_size=1,

@@ -39,6 +39,17 @@ def drive(run: LabContext) -> None:
     if sorted(table) != depths or any(len(v) != 2 for v in table.values()):
         raise LabError("the worker did not measure every depth and mode")
     run.observe("depths", {str(d): v for d, v in table.items()})
+    attention = {e["seq_len"]: e for e in run.events().get(0, []) if e["event"] == "attention"}
+    if len(attention) != 2:
+        raise LabError("the worker did not measure attention at two sequence lengths")
+    short, long = (attention[t] for t in sorted(attention))
+    for kind in ("math", "sdpa"):
+        run.observe(
+            f"attention.{kind}.saved_bytes", {str(t): e[kind] for t, e in attention.items()}
+        )
+        run.observe(
+            f"attention.{kind}.growth_at_2x_seq", round(long[kind] / max(short[kind], 1), 3)
+        )
     lo, hi = depths[0], depths[-1]
     per_block = {
         mode: (table[hi][mode]["saved_bytes"] - table[lo][mode]["saved_bytes"]) / (hi - lo)
@@ -72,6 +83,16 @@ def drive(run: LabContext) -> None:
         f"depth {hi}: {plain['saved_bytes'] / 1e6:.2f} MB -> {ckpt['saved_bytes'] / 1e6:.2f} MB "
         f"saved ({saved_ratio:.1%}); per block {per_block['none'] / 1e3:.0f} kB -> "
         f"{per_block['per_block'] / 1e3:.0f} kB (the block's input only)",
+    )
+    math_growth = long["math"] / max(short["math"], 1)
+    sdpa_growth = long["sdpa"] / max(short["sdpa"], 1)
+    run.check(
+        "fused_attention_saves_linear_memory",
+        math_growth >= 3.5 and sdpa_growth <= 2.5,
+        f"attention saved bytes, seq {short['seq_len']} -> {long['seq_len']}: math "
+        f"{short['math'] / 1e3:.0f} -> {long['math'] / 1e3:.0f} kB (x{math_growth:.2f}, the "
+        f"score matrix), SDPA {short['sdpa'] / 1e3:.0f} -> {long['sdpa'] / 1e3:.0f} kB "
+        f"(x{sdpa_growth:.2f})",
     )
     twice = ckpt["block_forwards"]["backward"] == hi and plain["block_forwards"]["backward"] == 0
     run.check(

@@ -10,6 +10,9 @@ checkpointing (`torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
 - median forward + backward time over a few steps of the reference trainer (its phase timers),
   the two models' steps alternating (reported, not checked: timing is noisy on a shared box).
 The model is the reference trainer's; checkpointing is applied as its parallelize step.
+- attention alone, at seq_len and 2 x seq_len: the bytes saved for backward by math attention
+  (softmax(QK^T)V, which keeps the T x T score matrix) and by
+  `scaled_dot_product_attention` (a fused kernel that keeps output and log-sum-exp only).
 Rank 0 measures; other ranks wait.
 """
 
@@ -20,6 +23,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 from torch.utils.flop_counter import FlopCounterMode
@@ -106,6 +110,32 @@ def measure(cfg: TrainConfig, model: nn.Module, calls: list[int], batch: int) ->
     }
 
 
+def math_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def attention_saved_bytes(kind: str, batch: int, heads: int, seq: int, head_dim: int) -> int:
+    """Bytes autograd saves for backward of one attention call, its inputs excluded."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (
+        torch.randn(batch, heads, seq, head_dim, generator=gen).requires_grad_() for _ in range(3)
+    )
+    inputs = {t.untyped_storage().data_ptr() for t in (q, k, v)}
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        ptr = t.untyped_storage().data_ptr()
+        if ptr not in inputs:
+            saved[ptr] = t.untyped_storage().nbytes()
+        return t
+
+    attend = math_attention if kind == "math" else F.scaled_dot_product_attention
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        attend(q, k, v).sum().backward()
+    return sum(saved.values())
+
+
 def time_steps(trainers: dict[str, Trainer], steps: int) -> dict[str, float]:
     """Median forward + backward time per trainer (its phase timers), alternating the trainers'
     steps so drift hits both."""
@@ -142,6 +172,19 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
                     step_ms=step_ms[label],
                     **result,
                 )
+        heads = base.n_head
+        sdpa_kind = "math" if sabotage == "sdpa_is_math" else "sdpa"
+        for seq in (base.seq_len, 2 * base.seq_len):
+            ctx.events().write(
+                "attention",
+                seq_len=seq,
+                math=attention_saved_bytes(
+                    "math", spec["batch"], heads, seq, base.d_model // heads
+                ),
+                sdpa=attention_saved_bytes(
+                    sdpa_kind, spec["batch"], heads, seq, base.d_model // heads
+                ),
+            )
         ctx.log("activation-checkpointing done")
     if dist.is_initialized():
         dist.barrier()

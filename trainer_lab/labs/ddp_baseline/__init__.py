@@ -10,7 +10,8 @@ SPEC = LabSpec(
     summary=(
         "DDP on W ranks matches one process trained on the concatenated global batch "
         "(losses and final weights within a tolerance); gradients are identical on every "
-        "rank after the all-reduce."
+        "rank after the all-reduce. grad_sync=stale applies the previous step's gradient: the "
+        "ranks agree, the optimizer is another one."
     ),
     params=(
         ParamSpec("steps", "int", 12, "optimizer steps", minimum=1, maximum=200),
@@ -19,8 +20,10 @@ SPEC = LabSpec(
             "choice",
             "ddp",
             "ddp: DistributedDataParallel (all-reduce overlaps backward); explicit: one "
-            "flattened all-reduce after backward",
-            choices=("ddp", "explicit"),
+            "flattened all-reduce after backward; stale: every rank applies the averaged "
+            "gradient of the step before (one-step-stale, as an asynchronous pipeline would): "
+            "the ranks still agree, but the run is no longer synchronous SGD",
+            choices=("ddp", "explicit", "stale"),
         ),
         ParamSpec("tolerance", "float", 1e-5, "allowed loss/weight difference", minimum=0.0),
         ParamSpec(
@@ -46,6 +49,11 @@ SPEC = LabSpec(
         CheckSpec("weights_match", "final weights within tolerance of single-process"),
         CheckSpec("grads_identical_across_ranks", "every step, every rank, same gradient bits"),
         CheckSpec("weights_identical_across_ranks", "final weights bit-identical on all ranks"),
+        CheckSpec(
+            "stale_changes_the_trajectory",
+            "grad_sync=stale (instead of the two tolerance checks): the losses leave the "
+            "single-process run's by more than the tolerance",
+        ),
     ),
     timeout_s=90.0,
 )

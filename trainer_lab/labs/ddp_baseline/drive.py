@@ -15,13 +15,16 @@ def drive(run: LabContext) -> None:
         steps=p["steps"],
         global_batch=8 * run.world_size,
         n_samples=64 * run.world_size,
-        grad_sync="none" if p["sabotage"] == "no_grad_sync" else p["grad_sync"],
+        grad_sync="none"
+        if p["sabotage"] == "no_grad_sync" or p["grad_sync"] == "stale"
+        else p["grad_sync"],
         log_grad_digest=True,
     )
+    stale = p["grad_sync"] == "stale" and p["sabotage"] != "no_grad_sync"
     run.plan(1)
     run.launch(
         "trainer_lab.labs.ddp_baseline.worker:main",
-        {"config": cfg.to_dict(), "collective_timeout_s": 20},
+        {"config": cfg.to_dict(), "collective_timeout_s": 20, "stale": stale},
     )
     events = run.events()
     if len(events) != run.world_size:
@@ -59,16 +62,25 @@ def drive(run: LabContext) -> None:
     run.observe("steps", len(single))
     run.observe("first_loss", single[min(single)])
     run.observe("last_loss", single[max(single)])
-    run.check(
-        "losses_match",
-        max_rel <= tol,
-        f"max relative loss difference {max_rel:.2e} over {len(single)} steps (tolerance {tol:g})",
-    )
-    run.check(
-        "weights_match",
-        weight_diff <= tol,
-        f"max final weight difference {weight_diff:.2e} (tolerance {tol:g})",
-    )
+    if p["grad_sync"] == "stale":
+        run.check(
+            "stale_changes_the_trajectory",
+            max_rel > tol,
+            f"one-step-stale gradients: max relative loss difference {max_rel:.2e} from "
+            f"synchronous single-process training over {len(single)} steps (tolerance {tol:g})",
+        )
+    else:
+        run.check(
+            "losses_match",
+            max_rel <= tol,
+            f"max relative loss difference {max_rel:.2e} over {len(single)} steps "
+            f"(tolerance {tol:g})",
+        )
+        run.check(
+            "weights_match",
+            weight_diff <= tol,
+            f"max final weight difference {weight_diff:.2e} (tolerance {tol:g})",
+        )
     run.check(
         "grads_identical_across_ranks",
         not mismatched,

@@ -35,6 +35,15 @@ SPEC = LabSpec(
         ),
         ParamSpec("tolerance", "float", 0.0, "allowed final-loss difference", minimum=0.0),
         ParamSpec(
+            "compare_every",
+            "int",
+            0,
+            "when not 0: the same crash again with a save every compare_every steps, to set "
+            "the time spent saving against the work redone (observations compare.*)",
+            minimum=0,
+            maximum=100,
+        ),
+        ParamSpec(
             "resume",
             "choice",
             "full",
@@ -55,6 +64,20 @@ SPEC = LabSpec(
         ObservationSpec("max_loss_diff_after_resume", "max per-step loss difference after resume"),
         ObservationSpec("restart_gap_s", "crash -> first step of the new attempt", "s"),
         ObservationSpec("duration_s", "wall time of the launch, restart included", "s"),
+        ObservationSpec("saves", "checkpoint saves rank 0 wrote, all attempts (timed steps)"),
+        ObservationSpec("checkpoint_s", "rank 0's time in checkpoint saves, all attempts", "s"),
+        ObservationSpec("redone_s", "rank 0's time in the steps it had to train again", "s"),
+        ObservationSpec(
+            "compare.checkpoint_every", "compare_every: the other save interval", derived=True
+        ),
+        ObservationSpec("compare.redone_steps", "steps trained twice at that interval"),
+        ObservationSpec("compare.saves", "saves written at that interval"),
+        ObservationSpec("compare.saves_ratio", "saves at compare_every / at checkpoint_every"),
+        ObservationSpec("compare.checkpoint_s", "time in checkpoint saves at that interval", "s"),
+        ObservationSpec("compare.redone_s", "time in redone steps at that interval", "s"),
+        ObservationSpec(
+            "compare.save_time_ratio", "time in saves at compare_every / at checkpoint_every"
+        ),
     ),
     checks=(
         CheckSpec("job_restarted", "the group was restarted and the job finished"),

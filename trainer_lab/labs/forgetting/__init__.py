@@ -41,6 +41,8 @@ SPEC = LabSpec(
         ObservationSpec("pretrained.acc_a", "accuracy on A after pretraining"),
         ObservationSpec("pretrained.acc_b", "accuracy on B before fine-tuning"),
         ObservationSpec("variants.*", "one fine-tuning variant"),
+        ObservationSpec("variants.*.lr", "the variant's learning rate", derived=True),
+        ObservationSpec("variants.*.trainable_params", "its trainable parameters", derived=True),
         ObservationSpec(
             "variants.*.*",
             "variants.<full_high_lr|full_low_lr|lora|replay>.<acc_a|acc_b|forgetting|lr|"

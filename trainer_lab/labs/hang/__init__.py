@@ -48,9 +48,9 @@ SPEC = LabSpec(
             "pg_timeout_s",
             "float",
             0.0,
-            "debug: the process-group timeout the ranks really get, when not 0 (the checks "
-            "still expect collective_timeout_s); e.g. 1 with collective_timeout_s 6: the skip "
-            "scenario's peers fail far too early and peers_time_out must fail",
+            "the process-group timeout the ranks really get, when not 0 (the checks still "
+            "expect collective_timeout_s); debug 1: with the default 3 s the skip scenario's "
+            "peers fail far too early, so peers_time_out and a card's timing claims must fail",
             minimum=0,
             maximum=60,
         ),
@@ -85,8 +85,8 @@ SPEC = LabSpec(
         ),
     ),
     observations=(
-        ObservationSpec("scenario", "the scenario run"),
-        ObservationSpec("victim", "the rank that misbehaved"),
+        ObservationSpec("scenario", "the scenario run", derived=True),
+        ObservationSpec("victim", "the rank that misbehaved", derived=True),
         ObservationSpec("root_cause.rank", "root-cause rank found from all ranks' logs"),
         ObservationSpec("root_cause.kind", "exception | abort | signal | hang | mismatch | late"),
         ObservationSpec("root_cause.message", "the root-cause rank's first error line"),
@@ -97,9 +97,14 @@ SPEC = LabSpec(
             "the rank torchrun's report names as 'Root Cause (first observed failure)'",
         ),
         ObservationSpec(
+            "torchrun_blames_victim",
+            "torchrun's root-cause rank is the victim (null: no report); a peer that timed out "
+            "exits first, so torchrun usually blames it",
+        ),
+        ObservationSpec(
             "seconds_to_failure", "survivors: entering the collective -> their error", "s"
         ),
-        ObservationSpec("collective_timeout_s", "the process-group timeout", "s"),
+        ObservationSpec("collective_timeout_s", "the process-group timeout", "s", derived=True),
         ObservationSpec("survivor_errors", "kind of error per surviving rank"),
         ObservationSpec("launch_duration_s", "wall time of the (last) launch", "s"),
         ObservationSpec("detail.seconds_to_failure", "mismatch with DETAIL: seconds to error", "s"),
@@ -107,6 +112,12 @@ SPEC = LabSpec(
         ObservationSpec("plain.seconds_to_failure", "mismatch without DETAIL", "s"),
         ObservationSpec("plain.outcome", "mismatch without DETAIL: timeout | abort | error"),
         ObservationSpec("named_late_ranks", "ranks monitored_barrier named as late"),
+        ObservationSpec(
+            "stall.heartbeats",
+            "skip: heartbeats the survivors' side thread logged (every 0.2 s) while they waited "
+            "in the step-K all-reduce",
+        ),
+        ObservationSpec("stall.steps_done", "skip: steps the survivors completed meanwhile"),
     ),
     checks=(
         CheckSpec("peers_time_out", "skip: peers fail after about the collective timeout"),

@@ -18,6 +18,7 @@ from trainer_lab.root_cause import (
 
 TASK = "trainer_lab.labs.hang.worker:main"
 FAULT_STEP = 2
+HEARTBEAT_S = 0.2
 
 
 def _launch(
@@ -36,6 +37,7 @@ def _launch(
         "barrier_timeout_s": p["collective_timeout_s"],
         "straggler_delay_s": 2 * p["collective_timeout_s"] + 1,
         "stuck_s": run.remaining_s(),
+        "heartbeat_s": HEARTBEAT_S if p["scenario"] == "skip" else 0,
     }
     result = run.launch(TASK, spec, variant=variant, expect_failure=True, env=env)
     reports = rank_reports(
@@ -50,7 +52,11 @@ def _record_root_cause(run: LabContext, root: dict[str, Any], result: LaunchResu
     run.observe("root_cause.kind", root["kind"])
     run.observe("root_cause.message", root["message"][:500])
     run.observe("launcher_root_cause_rank", result.root_cause.rank if result.root_cause else None)
-    run.observe("torchrun_root_cause_rank", torchrun_root_cause_rank(result.run_dir))
+    torchrun_rank = torchrun_root_cause_rank(result.run_dir)
+    run.observe("torchrun_root_cause_rank", torchrun_rank)
+    run.observe(
+        "torchrun_blames_victim", None if torchrun_rank is None else torchrun_rank == victim
+    )
     is_victim = root["rank"] == victim or (
         root["rank"] is None and victim in root.get("candidates", [])
     )
@@ -63,6 +69,26 @@ def _record_root_cause(run: LabContext, root: dict[str, Any], result: LaunchResu
         f"{victim}",
     )
     return is_victim
+
+
+def _observe_stall(
+    run: LabContext, events: dict[int, list[dict[str, Any]]], survivors: list[int]
+) -> None:
+    """While the survivors wait in the step-K all-reduce: their heartbeats against their steps."""
+    beats = done = 0
+    for rank in survivors:
+        entered = [
+            e["time"]
+            for e in events.get(rank, [])
+            if e["event"] == "enter" and e.get("step") == FAULT_STEP
+        ]
+        if not entered:
+            continue
+        after = [e for e in events[rank] if e["time"] > entered[0]]
+        beats += sum(1 for e in after if e["event"] == "heartbeat")
+        done += sum(1 for e in after if e["event"] == "done")
+    run.observe("stall.heartbeats", beats)
+    run.observe("stall.steps_done", done)
 
 
 def drive(run: LabContext) -> None:
@@ -115,6 +141,7 @@ def drive(run: LabContext) -> None:
     run.observe("seconds_to_failure", secs)
     root = root_cause_from_reports(reports, p["blame"])
     if scenario == "skip":
+        _observe_stall(run, run.events(scenario), survivors)
         timed_out = [r for r in survivors if reports[r]["kind"] == "timeout"]
         run.check(
             "peers_time_out",

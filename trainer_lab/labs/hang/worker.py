@@ -11,7 +11,9 @@ at step K, in one of four ways.
 - straggler: at step K every rank calls monitored_barrier; the victim arrives late.
 
 Every rank writes an `enter` event before each collective, so the driver can time the failure
-from the moment the survivors entered the step-K collective.
+from the moment the survivors entered the step-K collective. In the skip scenario every rank
+also runs a heartbeat thread (as a liveness probe would): it keeps logging while the main
+thread waits in the collective, with the last completed step.
 """
 
 from __future__ import annotations
@@ -39,12 +41,27 @@ def _die_in_a_thread(rank: int, step: int) -> None:
     thread.join()  # threading's excepthook prints the traceback to stderr; the process lives
 
 
+def _start_heartbeat(ctx: WorkerContext, interval_s: float, done: list[int]) -> None:
+    """A daemon thread that logs a heartbeat with the last completed step every interval."""
+    events = ctx.events()
+
+    def beat() -> None:
+        tick = threading.Event()
+        while not tick.wait(interval_s):  # the interval is the probe's period, not a sync
+            events.write("heartbeat", last_step=done[-1])
+
+    threading.Thread(target=beat, name="heartbeat", daemon=True).start()
+
+
 def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
     scenario = spec["scenario"]
     victim = int(spec["victim"])
     fault_step = int(spec["fault_step"])
     events = ctx.events()
     is_victim = ctx.rank == victim
+    completed = [-1]  # last step whose collective returned, read by the heartbeat thread
+    if spec.get("heartbeat_s"):
+        _start_heartbeat(ctx, float(spec["heartbeat_s"]), completed)
     # monitored_barrier is implemented for gloo only; NCCL jobs use a gloo side group.
     side = dist.new_group(backend="gloo") if ctx.backend != "gloo" else None
     for step in range(int(spec["steps"])):
@@ -91,4 +108,5 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
             events.write("enter", step=step, op="all_reduce", shape=[size])
             dist.all_reduce(tensor)
         events.write("done", step=step, value=tensor[0].item())
+        completed.append(step)
     events.write("finished")

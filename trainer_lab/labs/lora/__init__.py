@@ -37,7 +37,9 @@ SPEC = LabSpec(
     observations=(
         ObservationSpec("full", "full fine-tuning"),
         ObservationSpec("lora", "LoRA fine-tuning"),
-        ObservationSpec("*.params", "parameters in the model (LoRA: base + adapters)"),
+        ObservationSpec(
+            "*.params", "parameters in the model (LoRA: base + adapters)", derived=True
+        ),
         ObservationSpec("*.trainable_params", "parameters with requires_grad"),
         ObservationSpec("*.trainable_tensors", "trainable tensors"),
         ObservationSpec("*.grad_bytes", "bytes of .grad after backward", "B"),
@@ -46,17 +48,21 @@ SPEC = LabSpec(
         ObservationSpec("*.first_loss", "loss at the first step"),
         ObservationSpec("*.final_loss", "loss at the last step"),
         ObservationSpec("*.train_accuracy", "accuracy on the fine-tuning data after training"),
-        ObservationSpec("adapter_rank", "LoRA rank r"),
-        ObservationSpec("alpha", "LoRA alpha"),
-        ObservationSpec("adapter_params_formula", "r x (in + out) summed over adapted Linears"),
-        ObservationSpec("adapted_linears", "Linear layers with an adapter"),
+        ObservationSpec("adapter_rank", "LoRA rank r", derived=True),
+        ObservationSpec("alpha", "LoRA alpha", derived=True),
+        ObservationSpec(
+            "adapter_params_formula", "r x (in + out) summed over adapted Linears", derived=True
+        ),
+        ObservationSpec("adapted_linears", "Linear layers with an adapter", derived=True),
         ObservationSpec("zero_init_max_abs_diff", "adapted vs base output before training"),
         ObservationSpec("base_changed_elements", "base weight/bias elements changed by LoRA"),
         ObservationSpec("merged_max_abs_diff", "merged vs adapted model output"),
         ObservationSpec("merged_rel_diff", "the same, relative to the largest output"),
         ObservationSpec("adapted_vs_base_max_abs_diff", "how far LoRA moved the outputs"),
         ObservationSpec("merged_is_plain", "no parametrization left after the merge"),
-        ObservationSpec("trainable_fraction", "LoRA trainable / full trainable parameters"),
+        ObservationSpec(
+            "trainable_fraction", "LoRA trainable / full trainable parameters", derived=True
+        ),
         ObservationSpec("optimizer_state_ratio", "LoRA / full Adam-state bytes"),
         ObservationSpec("grad_bytes_ratio", "LoRA / full gradient bytes"),
         ObservationSpec("step_time_ratio", "LoRA / full median step time (wall clock)"),

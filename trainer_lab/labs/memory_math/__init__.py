@@ -33,12 +33,12 @@ SPEC = LabSpec(
         ),
     ),
     observations=(
-        ObservationSpec("params", "parameters of the model"),
+        ObservationSpec("params", "parameters of the model", derived=True),
         ObservationSpec(
             "fp32.bytes_per_param.total", "fp32 + AdamW: persistent bytes / param", "B"
         ),
-        ObservationSpec("fp32.bytes_per_param.weights", "fp32 weights / param", "B"),
-        ObservationSpec("fp32.bytes_per_param.grads", "fp32 grads / param", "B"),
+        ObservationSpec("fp32.bytes_per_param.weights", "fp32 weights / param", "B", derived=True),
+        ObservationSpec("fp32.bytes_per_param.grads", "fp32 grads / param", "B", derived=True),
         ObservationSpec("fp32.bytes_per_param.optimizer", "AdamW exp_avg + exp_avg_sq + step", "B"),
         ObservationSpec(
             "bf16_autocast.bytes_per_param.total", "bf16 autocast + AdamW, persistent", "B"
@@ -49,10 +49,16 @@ SPEC = LabSpec(
             "B",
         ),
         ObservationSpec("bf16_pure.bytes_per_param.total", "model cast to bf16 + AdamW", "B"),
-        ObservationSpec("classic_mixed_precision", "the classic fp16 + fp32 master breakdown"),
-        ObservationSpec("classic_mixed_precision.*", "one term of it (B/param) or its total"),
-        ObservationSpec("*.params", "parameters (per setup)"),
-        ObservationSpec("*.param_tensors", "parameter tensors (Adam keeps a step scalar each)"),
+        ObservationSpec(
+            "classic_mixed_precision", "the classic fp16 + fp32 master breakdown", derived=True
+        ),
+        ObservationSpec(
+            "classic_mixed_precision.*", "one term of it (B/param) or its total", derived=True
+        ),
+        ObservationSpec("*.params", "parameters (per setup)", derived=True),
+        ObservationSpec(
+            "*.param_tensors", "parameter tensors (Adam keeps a step scalar each)", derived=True
+        ),
         ObservationSpec("*.weight_dtype", "dtype of the parameters"),
         ObservationSpec("*.grad_dtype", "dtype of the gradients"),
         ObservationSpec("*.bytes.*", "<setup>.bytes.<weights|grads|optimizer>", "B"),

@@ -70,7 +70,7 @@ SPEC = LabSpec(
     observations=(
         ObservationSpec("device", "where it ran"),
         ObservationSpec("cuda_visible_devices", "CUDA_VISIBLE_DEVICES in the worker (null: unset)"),
-        ObservationSpec("ladder", "the rungs measured, bottom to top (plot order)"),
+        ObservationSpec("ladder", "the rungs measured, bottom to top (plot order)", derived=True),
         ObservationSpec("skipped", "rungs not measured and why (rung -> reason)"),
         ObservationSpec("skipped.*", "why a rung was not measured"),
         ObservationSpec("rungs.*.tokens_per_s", "training tokens/s, median timed step", "tokens/s"),
@@ -84,24 +84,33 @@ SPEC = LabSpec(
         ObservationSpec("rungs.*.speedup_vs_fp32", "tokens/s over fp32_eager"),
         ObservationSpec("rungs.*.logits_rel_diff", "first-step logits vs fp32_eager, relative"),
         ObservationSpec("rungs.*.hfu", "checkpointing rung: counted FLOPs incl. recompute / peak"),
-        ObservationSpec("top_rung", "the rung the ladder climbs to"),
+        ObservationSpec("top_rung", "the rung the ladder climbs to", derived=True),
         ObservationSpec("top_mfu", "MFU of the top rung"),
         ObservationSpec("top_tokens_per_s", "tokens/s of the top rung", "tokens/s"),
         ObservationSpec("speedup_total", "top rung tokens/s over fp32_eager"),
         ObservationSpec("checkpointing_cost", "checkpointing rung tokens/s over the top rung's"),
         ObservationSpec("oom_batches", "GPU: large batches that ran out of memory"),
-        ObservationSpec("flops_per_token.dense", "6N, N = matmul weights"),
-        ObservationSpec("flops_per_token.attention", "12*L*H*Q*T"),
-        ObservationSpec("flops_per_token.total", "6N + 12*L*H*Q*T"),
+        ObservationSpec("flops_per_token.dense", "6N, N = matmul weights", derived=True),
+        ObservationSpec("flops_per_token.attention", "12*L*H*Q*T", derived=True),
+        ObservationSpec("flops_per_token.total", "6N + 12*L*H*Q*T", derived=True),
         ObservationSpec("counted.dense", "FLOP counter, mm per token (math attention model)"),
         ObservationSpec("counted.attention", "FLOP counter, bmm per token (math attention)"),
         ObservationSpec("counted.sdpa_attention", "FLOP counter, attention ops of the SDPA model"),
+        ObservationSpec(
+            "counted.attention_share", "FLOP counter: attention bmm / (mm + bmm), math model"
+        ),
+        ObservationSpec("dense_formula_vs_counted", "6N / the counter's matmul FLOPs per token"),
+        ObservationSpec(
+            "attention_formula_vs_counted", "12*L*H*Q*T / the counter's attention bmm FLOPs"
+        ),
         ObservationSpec("counted.checkpointing_ratio", "counted FLOPs, checkpointing / none"),
         ObservationSpec("counted.full_recompute_ratio", "the ratio if every block's forward reran"),
-        ObservationSpec("params", "model parameters"),
-        ObservationSpec("matmul_params", "N: weights in matmuls (embeddings, LayerNorm excluded)"),
+        ObservationSpec("params", "model parameters", derived=True),
+        ObservationSpec(
+            "matmul_params", "N: weights in matmuls (embeddings, LayerNorm excluded)", derived=True
+        ),
         ObservationSpec("peak_flops", "peak used for MFU", "FLOP/s"),
-        ObservationSpec("peak_source", "measured matmul or datasheet"),
+        ObservationSpec("peak_source", "measured matmul or datasheet", derived=True),
     ),
     checks=(
         CheckSpec("dense_term_matches_counter", "6N within 2 % of the counted matmul FLOPs"),

@@ -93,7 +93,9 @@ def _check_counter(
     run.observe("counted.dense", dense)
     run.observe("counted.attention", attention)
     run.observe("counted.sdpa_attention", sdpa_attention)
+    run.observe("counted.attention_share", round(attention / (dense + attention), 4))
     dense_ratio = flops["dense"] / dense if dense else float("inf")
+    run.observe("dense_formula_vs_counted", round(dense_ratio, 4))
     run.check(
         "dense_term_matches_counter",
         abs(dense_ratio - 1) <= 0.02,
@@ -102,6 +104,7 @@ def _check_counter(
         f"{counted['params']:,} parameters)",
     )
     attention_ratio = flops["attention"] / attention if attention else float("inf")
+    run.observe("attention_formula_vs_counted", round(attention_ratio, 4))
     sdpa_note = f"the counter saw {sdpa_attention:,.0f} in the SDPA model's attention" + (
         " (it has no formula for this device's SDPA kernel)" if not sdpa_attention else ""
     )

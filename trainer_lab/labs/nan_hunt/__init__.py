@@ -43,7 +43,9 @@ SPEC = LabSpec(
         ),
     ),
     observations=(
-        ObservationSpec("corrupt_sample_id", "the sample id that was corrupted (-1: none)"),
+        ObservationSpec(
+            "corrupt_sample_id", "the sample id that was corrupted (-1: none)", derived=True
+        ),
         ObservationSpec(
             "first_nonfinite_step", "first step whose global loss is non-finite (0: none)"
         ),
@@ -51,6 +53,13 @@ SPEC = LabSpec(
         ObservationSpec("skipped_steps", "steps the guard skipped"),
         ObservationSpec("reported_sample_ids", "sample ids the guard reported"),
         ObservationSpec("nonfinite_after_k", "steps after K whose loss is non-finite"),
+        ObservationSpec(
+            "nonfinite_lag_steps",
+            "first non-finite step - K (0: the corrupt batch itself; null: never non-finite)",
+        ),
+        ObservationSpec(
+            "guard_named_corrupt_sample", "the guard reported exactly the corrupted sample id"
+        ),
         ObservationSpec("anomaly.op", "backward op anomaly detection named"),
         ObservationSpec("anomaly.first_nonfinite_module", "first module with non-finite output"),
         ObservationSpec("anomaly.message", "the anomaly-mode error's first line"),

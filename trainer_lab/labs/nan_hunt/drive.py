@@ -74,6 +74,10 @@ def drive(run: LabContext) -> None:
     run.observe("skipped_steps", skipped)
     run.observe("reported_sample_ids", reported)
     run.observe("nonfinite_after_k", len(after))
+    # Where the corruption went in is a param; when the loss shows it, and whether the guard
+    # names that very sample, are what the run observes.
+    run.observe("nonfinite_lag_steps", first_bad - k if first_bad else None)
+    run.observe("guard_named_corrupt_sample", corrupt_id >= 0 and reported == [corrupt_id])
     run.observe("anomaly.op", replay.get("op"))
     run.observe("anomaly.first_nonfinite_module", replay.get("first_nonfinite_module"))
     run.observe("anomaly.message", replay.get("message"))

@@ -27,14 +27,18 @@ SPEC = LabSpec(
         ),
     ),
     observations=(
-        ObservationSpec("finfo", "per dtype: max, eps, smallest_normal, smallest_subnormal, bits"),
+        ObservationSpec(
+            "finfo", "per dtype: max, eps, smallest_normal, smallest_subnormal, bits", derived=True
+        ),
         ObservationSpec(
             "underflow",
             "per mode: nonfinite_loss_steps, zero_grad_fraction, first/final_loss, "
             "backoffs, skipped_steps, final_scale, compute_dtype, seconds",
         ),
         ObservationSpec("overflow", "the same for the overflow setup"),
-        ObservationSpec("finfo.*.*", "finfo.<float16|bfloat16|float32>.<max|eps|...>"),
+        ObservationSpec(
+            "finfo.*.*", "finfo.<float16|bfloat16|float32>.<max|eps|...>", derived=True
+        ),
         ObservationSpec("underflow.*.*", "underflow.<fp32|bf16|fp16|fp16_scaler>.<field>"),
         ObservationSpec("overflow.*.*", "overflow.<mode>.<field>"),
     ),

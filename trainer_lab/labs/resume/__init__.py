@@ -37,7 +37,7 @@ SPEC = LabSpec(
         ),
     ),
     observations=(
-        ObservationSpec("resume_step", "checkpoint step K", "steps"),
+        ObservationSpec("resume_step", "checkpoint step K", "steps", derived=True),
         ObservationSpec("killed_step", "last step the killed run logged", "steps"),
         ObservationSpec("killed_by_signal", "the killed launch died of SIGKILL (bool)"),
         ObservationSpec("uninterrupted_repeatable", "two uninterrupted runs bit-identical"),

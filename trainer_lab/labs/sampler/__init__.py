@@ -31,18 +31,22 @@ SPEC = LabSpec(
         ),
     ),
     observations=(
-        ObservationSpec("dataset_size", "samples in the dataset"),
-        ObservationSpec("epoch_steps", "steps per epoch", "steps"),
+        ObservationSpec("dataset_size", "samples in the dataset", derived=True),
+        ObservationSpec("epoch_steps", "steps per epoch", "steps", derived=True),
         ObservationSpec("overlapping_steps", "steps where two ranks got the same id", "steps"),
         ObservationSpec("padded_duplicates", "ids seen twice per epoch (sampler padding)"),
-        ObservationSpec("expected_padding", "padding the sampler must add (W - n % W) % W"),
+        ObservationSpec(
+            "expected_padding", "padding the sampler must add (W - n % W) % W", derived=True
+        ),
         ObservationSpec("missing_ids", "ids never seen in an epoch without drop_last"),
         ObservationSpec("drop_last.dropped", "ids never seen in the drop_last epoch"),
-        ObservationSpec("drop_last.expected_dropped", "sampler tail + partial last batches"),
+        ObservationSpec(
+            "drop_last.expected_dropped", "sampler tail + partial last batches", derived=True
+        ),
         ObservationSpec("drop_last.duplicates", "ids seen twice in the drop_last epoch"),
         ObservationSpec("set_epoch.orders_differ", "epoch 0 and 1 orders differ (bool)"),
         ObservationSpec("no_set_epoch.orders_identical", "without set_epoch: same order (bool)"),
-        ObservationSpec("resume.step", "the checkpoint step (mid-epoch)", "steps"),
+        ObservationSpec("resume.step", "the checkpoint step (mid-epoch)", "steps", derived=True),
         ObservationSpec("resume.sequence_matches", "ids after resume == uninterrupted (bool)"),
         ObservationSpec("resume.duplicated", "ids seen twice in the resumed epoch"),
         ObservationSpec("resume.skipped", "ids never seen in the resumed epoch"),

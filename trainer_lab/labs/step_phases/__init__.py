@@ -116,6 +116,9 @@ SPEC = LabSpec(
         ),
         ObservationSpec("stall_reduction", "checkpoint-stall: 1 - async stall / sync stall"),
         ObservationSpec("straggler.named_rank", "rank named as the straggler (-1: none)"),
+        ObservationSpec(
+            "straggler.named_is_slow_rank", "the rank named from the timings is the slowed one"
+        ),
         ObservationSpec("straggler.grad_sync_growth_ms", "per rank: grad_sync median growth", "ms"),
         ObservationSpec("straggler.grad_sync_growth_ms.*", "grad_sync growth of one rank", "ms"),
     ),

@@ -220,6 +220,8 @@ def _straggler(run: LabContext, events: dict[int, list[dict[str, Any]]], slow_ra
         for r in slow["ranks"]
     }
     run.observe("straggler.named_rank", -1 if named is None else named)
+    # The slowed rank is a param; whether the breakdown finds it is the observation.
+    run.observe("straggler.named_is_slow_rank", named is not None and named == slow_rank)
     run.observe("straggler.grad_sync_growth_ms", growth)
     delay_ms = run.params["straggler_delay_ms"]
     named_text = "none" if named is None else str(named)

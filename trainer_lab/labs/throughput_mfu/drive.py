@@ -66,6 +66,9 @@ def drive(run: LabContext) -> None:
         run.observe(key, r[key])
     flops = r["flops_per_token"]
     run.observe("attention_share", round(flops["attention"] / flops["total"], 4))
+    counted = r["counted_flops_per_token"]
+    share = r["counted_attention_flops_per_token"] / counted if counted else 0.0
+    run.observe("counted_attention_share", round(share, 4))
     counted_dense = r["counted_flops_per_token"] - r["counted_attention_flops_per_token"]
     ratio = flops["dense"] / counted_dense if counted_dense else float("inf")
     run.observe("dense_vs_counted", round(ratio, 4))
