@@ -165,6 +165,7 @@ class LabContext:
             max_restarts=max_restarts,
             extra_args=extra_args,
             on_poll=report_steps,
+            on_output=lambda line: self.progress(f"{label}: {line}"),
         )
         self.launches.append({"variant": label, **result.to_dict()})
         if self.backend is None:

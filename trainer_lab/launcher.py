@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from trainer_lab.events import trim_run_events
 from trainer_lab.procs import PARENT_ENV, is_alive, supervise
+from trainer_lab.rank_output import RankOutputTail
 from trainer_lab.result import LaunchInfo
 from trainer_lab.root_cause import (
     TORCHRUN_LOG,
@@ -140,11 +141,14 @@ def launch(
     extra_args: tuple[str, ...] = (),
     on_poll: Callable[[], None] | None = None,
     mode: Mode | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> LaunchResult:
     """Run `task` (module:function) on `world_size` ranks via torchrun; never outlives timeout_s.
 
-    on_poll is called about every 50 ms while the job runs (e.g. to stream progress). mode picks
-    the warm launcher or torchrun (default: trainer_lab.warm.start.default_mode()).
+    on_poll is called about every 50 ms while the job runs (e.g. to stream progress). on_output
+    gets each line rank 0 prints (`ctx.log`) as soon as a poll sees it, the last ones before
+    this returns. mode picks the warm launcher or torchrun (default:
+    trainer_lab.warm.start.default_mode()).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     spec = {**spec, "run_dir": str(run_dir)}
@@ -155,10 +159,23 @@ def launch(
     )
     job = Job(TORCHRUN, command[3:], worker_env(env))
     start = time.monotonic()
+    output = RankOutputTail(run_dir / "logs") if on_output is not None else None
+
+    def stream_output() -> None:
+        if output is not None and on_output is not None:
+            for line in output.poll():
+                on_output(line)
+
+    def poll() -> None:
+        if on_poll is not None:
+            on_poll()
+        stream_output()
+
     with (run_dir / TORCHRUN_LOG).open("wb") as log:
         proc = start_process(job, log.fileno(), mode=mode)
-        ended = supervise(proc, start + timeout_s, cancel, on_poll)
+        ended = supervise(proc, start + timeout_s, cancel, poll)
     duration = time.monotonic() - start
+    stream_output()  # what the ranks printed after the last poll
     trim_run_events(run_dir)  # the ranks are gone: cut what a killed one left after its lines
     status: LaunchStatus = ended.stop or ("ok" if ended.returncode == 0 else "error")
     result = LaunchResult(status, ended.returncode, duration, run_dir, killed_pids=ended.killed)

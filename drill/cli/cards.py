@@ -18,7 +18,9 @@ from drill.errors import DrillError
 DESCRIPTION = """\
 Search cards: free words (all must appear in front, back, tags, deck, level or state),
 "quoted phrases", tag:NAME, level:easy|medium|hard, deck:NAME (part of the id or title),
-is:due|new|suspended|buried|leech|learning|young|mature. Every term must match."""
+is:due|new|suspended|buried|leech|learning|young|mature. Every term must match.
+A leading - negates a term (-tag:fsdp -is:suspended); give such terms after --:
+drill cards -- -tag:fsdp, or inside one quoted query: drill cards 'tag:ddp -is:new'."""
 
 
 class QueryError(DrillError):

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from drill.decks.loader import DeckSet
     from drill.labs.history import LabHistory, RunRecord
 
-SUMMARY_WIDTH = 60
-
 
 @dataclass(frozen=True)
 class LabRow:
@@ -27,7 +25,7 @@ class LabRow:
     group: str
     cards: int  # cards linked to the lab
     last: str  # the newest finished run, one line, or "never run"
-    summary: str  # cut to SUMMARY_WIDTH characters
+    summary: str  # in full (a few sentences): the screen shows it under the table
     runnable: bool = True  # False: only listed for its past runs (not a catalogue lab)
 
 
@@ -77,8 +75,6 @@ class LabsOverview:
         for name, spec in CATALOGUE.items():
             record = found.get(name)
             summary = spec.summary
-            if len(summary) > SUMMARY_WIDTH:
-                summary = summary[: SUMMARY_WIDTH - 1] + "…"
             rows.append(
                 LabRow(
                     name,

@@ -4,7 +4,7 @@
 world size), checking what the user typed, recording the run (drill.runs.recorder), starting the
 `RunController`, reporting progress, recording the end, scoring against the card's
 predict/expect (drill.labs.controller.score_outcome) and rating the card (through the review
-session when that session shows the card, else straight to the scheduler). Database failures
+session it was opened from, else straight to the scheduler). Database failures
 never raise out of it: each call that touches the database returns a `Done` whose `notice` the
 screen shows (drill.actions). Nothing here blocks: `wait_stopped()` is async.
 """
@@ -50,11 +50,19 @@ def describe_value(value: Any) -> str:
 
 @dataclass(frozen=True)
 class ParamField:
-    """One line of the form: a param's name, its starting text and its help."""
+    """One line of the form: a param's name, its starting text and its help. `advanced`: a
+    sabotage or debug switch (it makes the lab's checks fail on purpose), kept out of a
+    learner's way until asked for."""
 
     name: str
     text: str
     help: str
+    advanced: bool = False
+
+
+def is_advanced(name: str, help_text: str) -> bool:
+    """The catalogue's convention: `sabotage`, and every param whose help starts "debug:"."""
+    return name == "sabotage" or help_text.startswith("debug:")
 
 
 @dataclass(frozen=True)
@@ -152,7 +160,7 @@ class LabRunService:
         given = dict(self.card.lab.params) if self.card and self.card.lab else {}
         return [
             ParamField(p.name, describe_value(given.get(p.name, p.default)),
-                       f"{p.describe()} · {p.help}")
+                       f"{p.describe()} · {p.help}", is_advanced(p.name, p.help))
             for p in self.spec.params
         ]  # fmt: skip
 
@@ -299,8 +307,10 @@ class LabRunService:
             return Done(None, "Nothing to rate.")
         session = self.session
         duration_ms = max(0, int((self.clock() - self.shown_at) * 1000))
-        if session is not None and session.current and session.current.card.id == card.id:
-            saved = actions.write(lambda: session.rate(rating, duration_ms))
+        if session is not None and self.deck_id is not None:
+            # This card, whatever the session shows by now; its queue entry goes with it.
+            deck_id = self.deck_id
+            saved = actions.write(lambda: session.rate_card(card.id, deck_id, rating, duration_ms))
         elif self.db is not None and self.deck_id is not None:
             from drill.review.scheduler import rate_card
 

@@ -5,6 +5,7 @@ UI-free. Query syntax (case-insensitive, every term must match):
     tag:fsdp  level:hard  deck:biotech  is:suspended|due|new|leech|buried|learning|young|mature
     free words (each must appear in front, back, tags, deck, level or state)
     "a quoted phrase"  tag:"two words"
+    -tag:fsdp  -is:suspended  -deck:biotech  -word  -"a phrase"   (a leading - negates, as in Anki)
 
 A bad term (an unknown `key:`, an unknown `is:`/`level:` value, an unclosed quote) is skipped
 and named in `Query.hint`, one line; the rest of the query still applies. `is:leech` is the
@@ -14,6 +15,7 @@ also counts as tagged `leech` (`tag:leech`, the free word leech), as Anki tags i
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
@@ -23,13 +25,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from drill.files import read_regular
 from drill.review.stats import state_name
 from storage import stats_queries as q
 
 LEVELS = ("easy", "medium", "hard")
 IS_VALUES = ("suspended", "due", "new", "leech", "buried", "learning", "young", "mature")
 KEYS = ("tag", "level", "deck", "is")
-_TOKEN = re.compile(r'(?:(\w+):)?(?:"([^"]*)"|(\S+))')
+_TOKEN = re.compile(r'(-)?(?:(\w+):)?(?:"([^"]*)"|(\S+))')
 # editors that take `+LINE FILE` to open a file at a line
 LINE_ARG_EDITORS = {"vi", "vim", "nvim", "gvim", "view", "nano", "pico", "emacs", "emacsclient",
                     "mg", "micro", "kak", "joe", "jed", "ne", "ed"}  # fmt: skip
@@ -97,49 +100,73 @@ class CardRow:
 
 
 @dataclass(frozen=True)
-class Query:
+class Terms:
+    """What one side of a query names: the terms that must match, or those that must not."""
+
     words: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     levels: tuple[str, ...] = ()
     decks: tuple[str, ...] = ()
     is_: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Query(Terms):
+    negated: Terms = Terms()  # `-term`: each of these must not match
     hint: str | None = None  # one line naming what was skipped
 
 
 def parse_query(text: str) -> Query:
-    words: list[str] = []
-    filters: dict[str, list[str]] = {key: [] for key in KEYS}
+    found: dict[bool, dict[str, list[str]]] = {
+        negated: {key: [] for key in (*KEYS, "word")} for negated in (False, True)
+    }
     problems: list[str] = []
     if text.count('"') % 2:
         problems.append('unclosed quote "')
         text = text.replace('"', " ")
     for match in _TOKEN.finditer(text):
-        key, quoted, bare = match.group(1), match.group(2), match.group(3)
+        minus, key, quoted, bare = match.groups()
         value = (quoted if quoted is not None else bare or "").lower()
+        sign = "-" if minus else ""
+        terms = found[bool(minus)]
+        if key is None and value == "-":  # a negation still being typed: no term yet
+            continue
         if key is None:
             if value[:-1] in KEYS and value.endswith(":"):
-                problems.append(f"{value} needs a value")
+                problems.append(f"{sign}{value} needs a value")
             elif value:
-                words.append(value)
+                terms["word"].append(value)
             continue
         key = key.lower()
         if key not in KEYS:
             problems.append(f"unknown filter {key}: (use {', '.join(k + ':' for k in KEYS)})")
         elif not value:
-            problems.append(f"{key}: needs a value")
+            problems.append(f"{sign}{key}: needs a value")
         elif key == "level" and value not in LEVELS:
-            problems.append(f"level:{value}? (use {'|'.join(LEVELS)})")
+            problems.append(f"{sign}level:{value}? (use {'|'.join(LEVELS)})")
         elif key == "is" and value not in IS_VALUES:
-            problems.append(f"is:{value}? (use {'|'.join(IS_VALUES)})")
+            problems.append(f"{sign}is:{value}? (use {'|'.join(IS_VALUES)})")
         else:
-            filters[key].append(value)
+            terms[key].append(value)
+    must, must_not = (_terms(found[negated]) for negated in (False, True))
     return Query(
-        words=tuple(words),
-        tags=tuple(filters["tag"]),
-        levels=tuple(filters["level"]),
-        decks=tuple(filters["deck"]),
-        is_=tuple(filters["is"]),
+        words=must.words,
+        tags=must.tags,
+        levels=must.levels,
+        decks=must.decks,
+        is_=must.is_,
+        negated=must_not,
         hint="; ".join(problems) if problems else None,
+    )
+
+
+def _terms(found: dict[str, list[str]]) -> Terms:
+    return Terms(
+        words=tuple(found["word"]),
+        tags=tuple(found["tag"]),
+        levels=tuple(found["level"]),
+        decks=tuple(found["deck"]),
+        is_=tuple(found["is"]),
     )
 
 
@@ -164,7 +191,20 @@ def matches(row: CardRow, query: Query, now: datetime) -> bool:
         return False
     if any(not _matches_is(row, what, now) for what in query.is_):
         return False
-    return all(word in row.text for word in query.words)
+    if not all(word in row.text for word in query.words):
+        return False
+    return not _any_term(row, query.negated, now)
+
+
+def _any_term(row: CardRow, terms: Terms, now: datetime) -> bool:
+    """Whether the row matches at least one of `terms` (each taken alone)."""
+    return (
+        row.level in terms.levels
+        or any(tag in row.tag_set for tag in terms.tags)
+        or any(d in row.deck_text for d in terms.decks)
+        or any(_matches_is(row, what, now) for what in terms.is_)
+        or any(word in row.text for word in terms.words)
+    )
 
 
 def search(rows: Sequence[CardRow], text: str, now: datetime) -> tuple[list[CardRow], Query]:
@@ -238,6 +278,18 @@ def history_lines(db_path: Path, card_id: str) -> list[str]:
         f"{duration / 1000:.0f} s"
         for at, rating, duration in reversed(rows)
     ]
+
+
+EDITED_FILE_MAX_BYTES = 64 * 1024 * 1024  # far above any deck file; past it, "unknown"
+
+
+def file_digest(path: Path) -> str | None:
+    """A digest of the file's bytes, to tell whether an editor changed it (None: unreadable,
+    so a change cannot be ruled out)."""
+    try:
+        return hashlib.sha256(read_regular(path, EDITED_FILE_MAX_BYTES)).hexdigest()
+    except (OSError, ValueError):
+        return None
 
 
 def editor_command(path: Path, line: int, editor: str | None = None) -> list[str]:

@@ -147,7 +147,9 @@ class ReviewSession:
         """Rating (1..4) -> the interval rating the current card that way would give."""
         if self._current is None:
             return {}
-        return preview_intervals(self._scheduler, self._state(self._current.card.id), self._now())
+        card_id = self._current.card.id  # seeds the fuzz: the preview is what the rating gives
+        return preview_intervals(self._scheduler, self._state(card_id), self._now(),
+                                 self._settings, card_id=card_id)  # fmt: skip
 
     # --- acting ------------------------------------------------------------------------------
     def rate(self, rating: int, duration_ms: int) -> None:
@@ -157,13 +159,36 @@ class ReviewSession:
         current, entry = self._current, self._current_entry
         if current is None or entry is None:
             return
+        self._record(current.card, entry, rating, duration_ms)
+        self._advance()
+
+    def rate_card(self, card_id: str, deck_id: str, rating: int, duration_ms: int = 0) -> None:
+        """Rate the named card once (an exercise or a lab solved from review rates the cards
+        that link it): the current card as rate() does; another card of this session leaves
+        the queue (a learning one comes back by its new due); any other card is rated in
+        `deck_id`. The current card stays current unless it is the one rated. Raises KeyError
+        for a card not in the decks, so that a caller never reports a rating not written."""
+        if rating not in (1, 2, 3, 4):
+            raise ValueError(f"rating must be 1..4, got {rating!r}")
+        current = self._current
+        if current is not None and current.card.id == card_id:
+            self.rate(rating, duration_ms)
+            return
+        card = self._decks.card(card_id)
+        if card is None:
+            raise KeyError(f"no card {card_id!r} in the decks")
+        entry = self._take(card_id) or QueueEntry(card_id, deck_id, card_id not in self._hashes)
+        self._record(card, entry, rating, duration_ms)
+
+    def _record(self, card: Card, entry: QueueEntry, rating: int, duration_ms: int) -> None:
+        """Write one rating of `card` and queue it again if it is due within learn-ahead."""
         now = self._now()
-        content_hash = current.card.content_hash()
+        content_hash = card.content_hash()
         ahead = entry.card_id in self._ahead
         rated = rate_card(
             self._db,
-            current.card.id,
-            current.deck_id,
+            card.id,
+            entry.deck_id,
             rating,
             content_hash=content_hash,
             now=now,
@@ -173,11 +198,11 @@ class ReviewSession:
             schedule=_kept if ahead else None,
         )
         undo = _Undoable("rate", entry, rated.before, rated.log_id, rating,
-                         self._hashes.get(current.card.id))  # fmt: skip
+                         self._hashes.get(card.id))  # fmt: skip
         self._undo.append(undo)
-        self._states[current.card.id] = rated.after
-        self._hashes[current.card.id] = content_hash
-        self._kinds[current.card.id] = rated.after.get("state")
+        self._states[card.id] = rated.after
+        self._hashes[card.id] = content_hash
+        self._kinds[card.id] = rated.after.get("state")
         self._reviewed += 1
         self._again += rating == 1
         self.leech_notice = None
@@ -192,7 +217,14 @@ class ReviewSession:
             minutes=self._settings.learn_ahead_minutes
         ):
             self._add_learning(rated.due, QueueEntry(entry.card_id, entry.deck_id, False))
-        self._advance()
+
+    def _take(self, card_id: str) -> QueueEntry | None:
+        """Take a card that is not current out of the queue and the learning list."""
+        found = next((e for e in self._queue if e.card_id == card_id), None)
+        learning = next((item[2] for item in self._learning if item[2].card_id == card_id), None)
+        self._queue = deque(e for e in self._queue if e.card_id != card_id)
+        self._learning = [item for item in self._learning if item[2].card_id != card_id]
+        return found or learning
 
     def undo(self) -> bool:
         """Undo the last action of this session (rating: state restored, log row deleted;

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.worker import Worker, WorkerState
 
 from drill.errors import DrillError, StorageError
@@ -25,6 +27,8 @@ from drill.tui.plain import shown
 from drill.tui.screens.home import HomeScreen
 
 __all__ = ["AppOptions", "DrillApp", "run_app"]
+
+KEY_STUCK_S = 2.0  # a key handed over and never seen handled no longer holds the ones after it
 
 
 class DrillApp(DrillHost):
@@ -44,6 +48,57 @@ class DrillApp(DrillHost):
         # Raises DrillError (e.g. a missing --decks dir, a damaged database) before any
         # screen exists: the CLI prints it as one line.
         self._first: FirstPaint | None = self._startup_read()
+        self._held_keys: list[events.Event] = []  # keys and pastes not handed over yet
+        self._in_flight: events.Event | None = None  # handed over, not handled yet
+
+    # --- keys: one at a time, each after the one before is handled ---------------------------
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.Paste)):
+            if not event.is_forwarded:
+                self._held_keys.append(event)
+                await self.release_keys()
+                return
+            if event is self._in_flight:  # it bubbled up unhandled: the app's bindings now
+                await super().on_event(event)
+                await self._handled(event)
+                return
+        await super().on_event(event)
+
+    async def release_keys(self) -> None:
+        """Hand the held keys over, in order, while none is in flight and the screen is ready
+        for them (drill/tui/typeahead.py)."""
+        while self._held_keys and self._in_flight is None:
+            if getattr(self.screen, "keys_ready", True) is False:
+                return  # its field has no focus yet: the screen calls this once it has
+            event = self._held_keys.pop(0)
+            target = self.focused or self.screen
+            self._in_flight = event
+            await super().on_event(event)
+            if not event.is_forwarded:  # an app binding took it, or nothing could
+                self._in_flight = None
+            elif not target.call_later(self._after, target, event):
+                self._in_flight = None  # the target is closing: nothing more will come
+            else:  # a safety net only: a widget removed with the key still in its queue
+                self.set_timer(KEY_STUCK_S, partial(self._handled, event))
+
+    async def _after(self, node: Any, event: events.Event) -> None:
+        """Runs in `node`'s queue after `node` handled `event`, so it knows whether the event
+        stopped there or went on to the parent's queue (then this follows it there)."""
+        if event is not self._in_flight:
+            return
+        parent = node.parent
+        if parent is self or parent is None:
+            # A screen marks what it passes to the app as stopped, so the flag says nothing
+            # here; queued after the event, this runs after the app handled it, if it came.
+            if not self.call_later(self._handled, event):
+                await self._handled(event)
+        elif event._stop_propagation or not parent.call_later(self._after, parent, event):
+            await self._handled(event)
+
+    async def _handled(self, event: events.Event) -> None:
+        if event is self._in_flight:
+            self._in_flight = None
+            await self.release_keys()
 
     # --- data --------------------------------------------------------------------------------
     def _startup_read(self) -> FirstPaint | None:

@@ -26,6 +26,7 @@ from drill.tui import plain
 from drill.tui.screens import browser_columns
 from drill.tui.screens.browser_columns import GAP, Column
 from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
+from drill.tui.typeahead import TypesAhead
 
 if TYPE_CHECKING:
     from drill.database import Database
@@ -43,7 +44,7 @@ def _system_now() -> datetime:
     return datetime.now(UTC)
 
 
-class BrowserScreen(Screen[None]):
+class BrowserScreen(TypesAhead, Screen[None]):
     DEFAULT_CSS = """
     BrowserScreen #browse-title { background: $primary; color: $text; padding: 0 1; }
     BrowserScreen #browse-hint { color: $warning; padding: 0 1; height: auto; }
@@ -99,6 +100,7 @@ class BrowserScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#browse-query", Input).focus()
+        self.ready_for_keys()  # what was typed while the screen opened goes to the search
         self._layout(self.app.size.width)
         if self.slot.ready is not None:
             self._use(self.slot.ready)
@@ -267,6 +269,7 @@ class BrowserScreen(Screen[None]):
         if row is None or row.path is None:
             return
         command = browse.editor_command(row.path, row.line)
+        before = browse.file_digest(row.path)
         try:
             with self.app.suspend():
                 self._run_editor(command)
@@ -275,6 +278,10 @@ class BrowserScreen(Screen[None]):
             return
         except OSError as error:
             self.notify(f"Cannot start {command[0]}: {error.strerror}", severity="error")
+            return
+        after = browse.file_digest(row.path)
+        if before is not None and after == before:
+            self.notify(f"{row.path.name} unchanged.", timeout=3)
             return
         self.notify(f"Edited {row.path.name}; drill shows the change after a restart.")
 

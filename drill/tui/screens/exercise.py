@@ -180,7 +180,8 @@ class ExerciseScreen(Screen[int | None]):
             rows = [head, *verdict_lines(result)]
             if outcome.rating is not None:
                 cards = ", ".join(outcome.rated_cards)
-                rated = (f"Card rated {RATING_NAMES[outcome.rating]}:", "b")
+                noun = "Card" if len(outcome.rated_cards) == 1 else "Cards"
+                rated = (f"{noun} rated {RATING_NAMES[outcome.rating]}:", "b")
                 rows.append(joined(rated, f" {cards}"))
                 self.rated = outcome.rating
             rows += [joined((n, "yellow")) for n in outcome.notices]

@@ -19,14 +19,14 @@ if TYPE_CHECKING:
 
 class HomeScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "review_selected", "Review"),
+        Binding("enter,space", "review_selected", "Review", key_display="↵"),
         Binding("a", "review_all", "All"),
         Binding("c", "study", "Study"),
         Binding("m", "mock", "Mock"),
         Binding("L", "labs", "Labs"),
-        Binding("X", "exercises", "Kata"),  # short labels: the 80-column footer keeps "q Quit"
+        Binding("X", "exercises", "Exercises"),  # short labels: the 80-column footer keeps "q Quit"
         Binding("S", "stats", "Stats"),
-        Binding("B", "browse", "Browse"),
+        Binding("B", "browse", "Cards"),  # the card browser, as `drill cards`
         Binding("q", "app.quit", "Quit"),
     ]
 

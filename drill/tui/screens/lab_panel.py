@@ -1,13 +1,17 @@
 """Lab panel: run a card's lab (or any lab) from the TUI and see what happened.
 
 Before the run: the lab's summary, world size and params (editable, checked when the run
-starts: invalid input is refused with a message), and for a card with a `predict` block a
-choice plus a certainty. During the run: a log fed in batches from a timer, progress from the
-lab's progress events, elapsed time; `escape` cancels (the runner kills the whole process
-group) and leaves once the run is recorded. After it: observed vs predicted, which claims held,
-and a suggested rating (certainty-based marking, drill.labs.controller) that `enter` accepts and
-1-4 override. The workflow is drill.labs.service.LabRunService; this screen renders it and
-forwards keys, and never waits on the run's thread.
+starts: invalid input is refused with a message; the sabotage and debug switches only after
+ctrl+t), and for a card with a `predict` block a choice plus a certainty, focused first; there
+the lab's summary, which often states the answer, shows only once the prediction is locked in,
+and the params (their help can state it too) only after ctrl+t.
+During the run: a log fed in batches from a timer (the launcher's lines and what rank 0
+prints, as it prints it), progress from the lab's progress events, elapsed time; `escape`
+cancels (the runner kills the whole process group) and leaves once the run is recorded.
+After it: observed vs predicted, which claims held, and a suggested rating (certainty-based
+marking, drill.labs.controller) that `enter` accepts and 1-4 override. The workflow is
+drill.labs.service.LabRunService; this screen renders it and forwards keys, and never waits on
+the run's thread.
 
 Longer than the ~350-line guideline: the form, the live run and the outcome are three states of
 one screen that share its widgets; every decision is in the service.
@@ -107,6 +111,15 @@ def outcome_text(card: Card | None, outcome: LabOutcome, took_s: float) -> Conte
     return Content("\n").join(lines)
 
 
+class ChoiceButton(RadioButton):
+    """A radio button whose chosen state shows in its glyph (● chosen, ○ not), not only in
+    its colour."""
+
+    @property  # type: ignore[override]
+    def BUTTON_INNER(self) -> str:  # Textual's class attribute, read per render
+        return "●" if self.value else "○"
+
+
 class LabPanelScreen(Screen[int | None]):
     """Dismisses with the rating given to the card (None when it was not rated)."""
 
@@ -114,7 +127,9 @@ class LabPanelScreen(Screen[int | None]):
     LabPanelScreen #lab-title { height: 1; padding: 0 1; background: $primary; text-style: bold; }
     LabPanelScreen #lab-body { height: 1fr; padding: 0 1; }
     LabPanelScreen .param-row { height: auto; margin-top: 1; }
-    LabPanelScreen .param-row Label { width: 16; }
+    LabPanelScreen .param-row Label { width: 16; text-wrap: nowrap; }
+    LabPanelScreen .advanced { display: none; }
+    LabPanelScreen.show-advanced .advanced { display: block; }
     LabPanelScreen .param-row Input { width: 24; height: 1; border: none; padding: 0 1; }
     LabPanelScreen .param-help { width: 1fr; height: auto; padding: 0 0 0 1; color: $text-muted; }
     LabPanelScreen #run-config { margin-top: 1; }
@@ -136,6 +151,7 @@ class LabPanelScreen(Screen[int | None]):
         Binding("3", "rate(3)", "Good", show=False),
         Binding("4", "rate(4)", "Easy", show=False),
         Binding("v", "results", "Results"),
+        Binding("ctrl+t", "advanced", "Advanced"),
     ]
 
     def __init__(self, service: LabRunService) -> None:
@@ -164,13 +180,18 @@ class LabPanelScreen(Screen[int | None]):
         card = f" · card {self.card.id}" if self.card is not None else ""
         yield Static(shown(f"Lab {service.name}{card}"), id="lab-title")
         with VerticalScroll(id="lab-body"):
-            yield Static(shown(service.summary), id="lab-summary")
+            summary = Static(shown(service.summary), id="lab-summary")
+            summary.display = not service.predicts  # it may state the answer: after the run
+            yield summary
             with Horizontal(classes="param-row"):
                 yield Label("world size")
                 yield Input(str(service.initial_world()), id="param-world", classes="param")
                 yield Static(shown(service.world_help), classes="param-help")
             for index, field in enumerate(service.fields()):
-                with Horizontal(classes="param-row"):
+                # On a card that asks for a prediction the lab's settings wait too: their help
+                # can state what the prediction asks about (the card's values are used).
+                advanced = field.advanced or service.predicts
+                with Horizontal(classes="param-row advanced" if advanced else "param-row"):
                     yield Label(shown(field.name))
                     yield Input(printable(field.text), id=f"param-{index}", classes="param")
                     yield Static(shown(field.help), classes="param-help")
@@ -180,10 +201,10 @@ class LabPanelScreen(Screen[int | None]):
                 yield Static(shown(f"Predict: {self.card.predict.ask}"), id="predict-ask")
                 with RadioSet(id="predict-choice"):
                     for choice in self.card.predict.choices:
-                        yield RadioButton(shown(choice.text))
+                        yield ChoiceButton(shown(choice.text))
                 with RadioSet(id="certainty"):
                     for certainty in CERTAINTIES:
-                        yield RadioButton(certainty)
+                        yield ChoiceButton(certainty)
             yield Static(
                 "tab: next field · arrows + enter: choose · ctrl+r: run · escape: leave",
                 id="run-status",
@@ -203,7 +224,17 @@ class LabPanelScreen(Screen[int | None]):
         self.query_one("#outcome", Static).display = False
         self.query_one("#run-config", Static).display = False
         self._load_past_runs()
-        self.query_one("#param-world", Input).focus()
+        longest = max([len("world size"), *(len(f.name) for f in self.service.fields())])
+        for label in self.query(".param-row Label"):
+            label.styles.width = max(16, longest + 1)  # never wraps inside a name
+        if self.service.predicts:  # predict first: the form below is for afterwards
+            self.query_one("#predict-choice", RadioSet).focus()
+        else:
+            self.query_one("#param-world", Input).focus()
+
+    def action_advanced(self) -> None:
+        """Show or hide the sabotage and debug switches (they make the checks fail)."""
+        self.toggle_class("show-advanced")
 
     def _load_past_runs(self) -> None:
         past = self.query_one("#past-runs", OptionList)
@@ -250,6 +281,7 @@ class LabPanelScreen(Screen[int | None]):
         config = self.query_one("#run-config", Static)
         config.update(shown(text))
         config.display = True
+        self.query_one("#lab-summary", Static).display = True  # the prediction is made
 
     # --- actions -----------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -259,6 +291,10 @@ class LabPanelScreen(Screen[int | None]):
             return self.service.can_rate
         if action == "results":
             return self.service.finished
+        if action == "advanced":
+            fields = self.service.fields()
+            hidden = bool(fields) if self.service.predicts else any(f.advanced for f in fields)
+            return self.controller is None and hidden
         return True
 
     def action_run(self) -> None:
@@ -323,7 +359,9 @@ class LabPanelScreen(Screen[int | None]):
             bar.update(total=1, progress=1)
         self._load_past_runs()
         self.query_one("#lab-log", RichLog).focus()  # off the disabled form; enter accepts
-        self.query_one("#lab-body", VerticalScroll).scroll_end(animate=False)
+        body = self.query_one("#lab-body", VerticalScroll)
+        # after the outcome is laid out: scrolling now would stop short of it (seen at 80x24)
+        self.call_after_refresh(lambda: body.scroll_end(animate=False))
         self.refresh_bindings()
 
     def action_leave(self) -> None:

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from drill.tui.host import DrillHost
 
 
-# Below this many columns the group and summary columns give way (the summary of the
-# highlighted lab shows under the table), so the last result is never cut.
+# Below this many columns the group column gives way, so the last result is never cut. The
+# summaries are a few sentences each: the highlighted lab's shows in full under the table.
 WIDE = 100
 
 
@@ -93,8 +93,8 @@ class LabsScreen(Screen[None]):
         table = self.query_one("#labs", DataTable)
         table.clear(columns=True)
         if self._wide:
-            table.add_columns("lab", "group", "cards", "last result", "summary")
-        else:  # the highlighted lab's summary shows under the table instead
+            table.add_columns("lab", "group", "cards", "last result")
+        else:
             table.add_columns("lab", "cards", "last result")
 
     def on_resize(self, event: events.Resize) -> None:
@@ -129,7 +129,7 @@ class LabsScreen(Screen[None]):
         self._summaries = {r.name: r.summary for r in rows}
         for lab in rows:
             if self._wide:
-                row_cells = cells(lab.name, lab.group, lab.cards, lab.last, lab.summary)
+                row_cells = cells(lab.name, lab.group, lab.cards, lab.last)
             else:
                 row_cells = cells(lab.name, lab.cards, lab.last)
             table.add_row(*row_cells, key=lab.name)
@@ -151,7 +151,7 @@ class LabsScreen(Screen[None]):
             found = self.overview.runs(lab)
             self._say(found.notice)
             self._runs = found.value or []
-        summary = "" if self._wide or lab is None else self._summaries.get(lab, "")
+        summary = "" if lab is None else self._summaries.get(lab, "")
         self.query_one("#lab-summary", Static).update(shown(summary))
         title = self.query_one("#lab-runs-title", Static)
         title.update(shown(f"Past runs of {lab}: {len(self._runs)}" if lab else ""))

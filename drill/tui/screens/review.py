@@ -235,6 +235,7 @@ class ReviewScreen(Screen[None]):
             self.card is not None,
             bool(self.session and self.session.can_undo),
             self._has_lab(),
+            self._has_exercise(),
             self._has_more(),
             self.rated_in_lab is not None,
         )
@@ -422,17 +423,24 @@ class ReviewScreen(Screen[None]):
             return
         from drill.tui.screens.exercise import ExerciseScreen
 
-        shown_at = self.shown_at
+        shown_at, shown_id = self.shown_at, self.card.id
+        rated: list[str] = []
 
-        def rate(card_id: str, _deck_id: str, rating: int) -> None:
-            # Called from the check's worker thread: the session is touched on the UI thread.
-            if session.current is not None and session.current.card.id == card_id:
-                duration_ms = max(0, int((time.monotonic() - shown_at) * 1000))
-                self.app.call_from_thread(session.rate, rating, duration_ms)
+        def rate(card_id: str, deck_id: str, rating: int) -> None:
+            # Called from the check's worker thread; the session is touched on the UI thread.
+            # Each named card is rated itself (never "whatever is current by now"); an error
+            # propagates, so the exercise screen lists only the ratings written.
+            duration_ms = max(0, int((time.monotonic() - shown_at) * 1000))
+            spent = duration_ms if card_id == shown_id else 0
+            self.app.call_from_thread(session.rate_card, card_id, deck_id, rating, spent)
+            rated.append(card_id)
 
         def returned(rating: int | None) -> None:
-            if rating is not None:
+            if rating is not None and shown_id in rated:
                 self.call_later(self._show_after_lab, rating, "exercise")
+            elif rated:  # other cards were rated: the one on screen is still to do
+                self._update_status()
+                self._sync_footer()
 
         services = self.drill_app.services
         if services is None:  # the session exists, so the services do: never here

@@ -15,6 +15,7 @@ from textual.widgets import Input, Label, Static
 
 from drill import actions
 from drill.review.study import StudyFilter, parse_filter
+from drill.tui.typeahead import TypesAhead
 
 if TYPE_CHECKING:
     from drill.tui.host import DrillHost
@@ -27,7 +28,7 @@ FIELDS = (
 )
 
 
-class StudyFormScreen(ModalScreen[None]):
+class StudyFormScreen(TypesAhead, ModalScreen[None]):
     DEFAULT_CSS = """
     StudyFormScreen { align: center middle; }
     #study-form { width: 64; max-width: 100%; height: auto; padding: 0 1;
@@ -67,6 +68,7 @@ class StudyFormScreen(ModalScreen[None]):
         if self.deck_id:
             self.query_one("#study-deck", Input).value = self.deck_id
         self.query_one("#study-tags", Input).focus()
+        self.ready_for_keys()  # what was typed while the form opened goes to its first field
 
     def _value(self, key: str) -> str:
         return self.query_one(f"#study-{key}", Input).value

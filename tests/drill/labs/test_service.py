@@ -121,6 +121,27 @@ def test_rating_goes_through_the_session_that_shows_the_card(
     assert [(r.card_id, r.rating) for r in db.review.reviews()] == [(card.id, 2)]
 
 
+def test_the_lab_rates_its_own_card_when_the_session_shows_another(
+    card: Card, db: Any, tmp_path: Path
+) -> None:
+    """The lab's card queued behind the card on screen: rated once, itself, through the
+    session (which then does not offer it again); the card on screen is not rated."""
+    decks_dir = tmp_path / "decks"
+    decks_dir.mkdir()
+    first = {"id": "aa-first", "level": "easy", "front": "First?", "back": "Yes."}
+    deck = {"deck": "d", "title": "D", "cards": [first, yaml.safe_load(CARD_YAML)]}
+    (decks_dir / "d.yaml").write_text(yaml.safe_dump(deck))
+    session = ReviewSession(load_decks([decks_dir], include_bundled=False), db, now=lambda: NOW)
+    assert session.current is not None and session.current.card.id == "aa-first"
+    runner = FakeRunner()
+    svc = service(card, db, runner, tmp_path, session=session)
+    svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
+    finish(svc, runner)
+    assert svc.rate(4).ok
+    assert [(r.card_id, r.rating) for r in db.review.reviews()] == [(card.id, 4)]
+    assert session.current.card.id == "aa-first" and session.remaining == 1
+
+
 def test_without_a_database_the_rating_is_refused(card: Card, tmp_path: Path) -> None:
     runner = FakeRunner()
     svc = service(card, None, runner, tmp_path)

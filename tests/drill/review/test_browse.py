@@ -168,3 +168,45 @@ def test_editor_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert editor_command(Path("f.yaml"), 3) == ["nano", "+3", "f.yaml"]
     monkeypatch.delenv("EDITOR")
     assert editor_command(Path("f.yaml"), 3)[0] == "vi"
+
+
+# --- negation: `-term`, as in Anki's search ---------------------------------------------------
+ALL_IDS = ["msa-depth", "assay-noise", "fsdp-shard", "ddp-bucket", "resume-state"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("-tag:fsdp", ["msa-depth", "assay-noise", "ddp-bucket"]),
+        ("-is:suspended", [c for c in ALL_IDS if c != "msa-depth"]),
+        ("-is:suspended -is:buried", ["fsdp-shard", "ddp-bucket", "resume-state"]),
+        ("-deck:bio", ["fsdp-shard", "ddp-bucket", "resume-state"]),
+        ("-deck:biotech level:medium", ["ddp-bucket"]),
+        ("-level:hard", ["msa-depth", "assay-noise", "ddp-bucket"]),
+        ("tag:fsdp -is:leech", ["resume-state"]),
+        ("-tag:leech", [c for c in ALL_IDS if c != "fsdp-shard"]),
+        ("-optimizer", ["msa-depth", "assay-noise", "ddp-bucket"]),  # a negated plain word
+        ('-"sampler position"', [c for c in ALL_IDS if c != "resume-state"]),
+        ("-is:new -is:mature", ["msa-depth", "assay-noise", "ddp-bucket"]),
+        ("all-reduce -tag:fsdp", ["ddp-bucket"]),  # a - inside a word is the word's own
+        ("-", ALL_IDS),  # a negation still being typed excludes nothing yet
+    ],
+)
+def test_negated_terms_exclude_what_they_name(rows_and_db, query: str, expected) -> None:  # type: ignore[no-untyped-def]
+    _decks, rows, _path = rows_and_db
+    found, parsed = search(rows, query, NOW)
+    assert ids(found) == expected
+    assert parsed.hint is None
+
+
+def test_a_bad_negated_term_is_named_with_its_minus(rows_and_db) -> None:  # type: ignore[no-untyped-def]
+    _decks, rows, _path = rows_and_db
+    found, parsed = search(rows, "-is:angry -tag:fsdp", NOW)
+    assert parsed.hint is not None and "-is:angry?" in parsed.hint
+    assert ids(found) == ["msa-depth", "assay-noise", "ddp-bucket"]
+
+
+def test_parse_keeps_negated_terms_apart() -> None:
+    query = parse_query('tag:a -tag:b -"x y" z')
+    assert query.tags == ("a",) and query.words == ("z",)
+    assert query.negated.tags == ("b",) and query.negated.words == ("x y",)

@@ -17,8 +17,9 @@ SPEC = ExerciseSpec(
     ),
     hints=(
         "Each backward adds into .grad; the mean over k micro-batches needs loss / k.",
-        "ddp_model.no_sync() is a context manager: backward inside it skips the all-reduce. "
-        "Use it for all micro-batches but the last.",
+        "ddp_model.no_sync() is a context manager, and DDP reads it in forward: run both "
+        "forward and backward inside it to skip the all-reduce (a forward outside it syncs "
+        "the next backward anyway). Use it for all micro-batches but the last.",
         "contextlib.nullcontext() is the 'no context' for the last micro-batch.",
     ),
 )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import shlex
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -170,3 +172,40 @@ async def test_b_on_home_opens_the_browser_over_the_app_decks(make_app, query) -
         assert query("SELECT card_id, suspended FROM card_state") == [("a1", 1)]
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen, HomeScreen))
+
+
+# --- $EDITOR: "Edited" only when the file changed (issue 26) ----------------------------------
+# Real editors, run as processes: one quits at once, one appends a comment to the file.
+QUIT = "true"
+APPEND = f"{shlex.quote(sys.executable)} -c \"import sys; open(sys.argv[-1], 'a').write('# x\\n')\""
+
+
+async def edit_with(setup: Any, editor: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    monkeypatch.setenv("VISUAL", editor)
+    notices = Notices()
+    app = host(*setup, query="ddp-bucket")
+    async with app.run_test(size=(120, 40), message_hook=notices) as pilot:
+        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless cannot suspend
+        await until(pilot, lambda: shown(app) == ["ddp-bucket"])
+        await pilot.press("enter", "e")
+        await until(pilot, lambda: any("infra.yaml" in m for m in notices.messages()))
+        return notices.messages()
+
+
+@run_async
+async def test_quitting_the_editor_without_a_change_does_not_say_edited(
+    setup: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    deck = next(r.path for r in setup[0].decks if r.path.name == "infra.yaml")
+    before = Path(deck).read_bytes()
+    messages = await edit_with(setup, QUIT, monkeypatch)
+    assert Path(deck).read_bytes() == before
+    assert any("infra.yaml unchanged" in m for m in messages), messages
+    assert not any("Edited" in m for m in messages), messages
+
+
+@run_async
+async def test_a_changed_file_says_edited(setup: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    messages = await edit_with(setup, APPEND, monkeypatch)
+    assert any(m.startswith("Edited infra.yaml") for m in messages), messages

@@ -198,6 +198,8 @@ async def test_long_log_lines_and_param_help_wrap(card: Card, db: Any, tmp_path:
     app = HostApp(panel)
     async with app.run_test(size=(80, 50)) as pilot:
         await pilot.pause()
+        await pilot.press("ctrl+t")  # the debug params too
+        await pilot.pause()
         helps = list(panel.query(".param-help"))
         assert any(len(str(h.render())) > h.size.width for h in helps)  # some help is long...
         for h in helps:  # ...and every one gets the lines it needs (not one line, cut)

@@ -1,0 +1,95 @@
+"""ReviewSession.rate_card: an exercise or lab solved from review rates the cards named, each
+once, whatever card the session shows by then (issue 26: the callback used to rate `current`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from drill.decks.loader import load_decks
+from drill.paths import database_path
+from drill.review.session import ReviewSession
+from drill.settings import Settings
+from storage.db import open_database
+from tests.support.clocks import Clock
+
+
+def session_for(deck_dir: Path, clock: Clock) -> ReviewSession:
+    decks = load_decks([deck_dir], include_bundled=False)
+    return ReviewSession(decks, open_database(database_path()), settings=Settings(), now=clock)
+
+
+def log() -> list[tuple[str, int, int]]:
+    conn = sqlite3.connect(database_path())
+    try:
+        sql = "SELECT card_id, rating, duration_ms FROM review_log ORDER BY id"
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def shown_ids(session: ReviewSession) -> list[str]:
+    """Every card the session still shows, in order, by rating each Easy (out of the session)."""
+    seen = []
+    while session.current is not None:
+        seen.append(session.current.card.id)
+        session.rate(4, 0)
+    return seen
+
+
+def test_rating_named_cards_rates_each_once_and_keeps_the_card_on_screen(
+    deck_dir: Path, clock: Clock
+) -> None:
+    session = session_for(deck_dir, clock)
+    session.rate(4, 100)  # alpha reviewed; beta is on screen
+    assert session.current is not None and session.current.card.id == "beta"
+    # An exercise linked by gamma (queued, not seen) and beta (on screen), in deck order.
+    session.rate_card("gamma", "basics", 2, 0)
+    assert session.current.card.id == "beta"  # still the card on screen
+    session.rate_card("beta", "basics", 2, 5000)
+    assert log() == [("alpha", 4, 100), ("gamma", 2, 0), ("beta", 2, 5000)]
+    # Neither is shown again as a new card: both come back only by their learning steps.
+    assert session.current is not None and session.current.kind == "learning"
+    clock.now += timedelta(minutes=30)
+    assert sorted(shown_ids(session)) == ["beta", "gamma"]
+
+
+def test_rating_a_card_after_the_current_one_moved_on_never_rates_a_card_not_named(
+    deck_dir: Path, clock: Clock
+) -> None:
+    session = session_for(deck_dir, clock)
+    # alpha is on screen and named, then beta: rating alpha moves the session to beta, but
+    # beta is rated because it is named, not because it is current, and gamma never is.
+    session.rate_card("alpha", "basics", 3, 1200)
+    assert session.current is not None and session.current.card.id == "beta"
+    session.rate_card("beta", "basics", 3, 0)
+    assert log() == [("alpha", 3, 1200), ("beta", 3, 0)]
+    assert session.current is not None and session.current.card.id == "gamma"
+
+
+def test_a_card_outside_the_session_is_rated_in_its_deck_and_undo_takes_it_back(
+    deck_dir: Path, clock: Clock
+) -> None:
+    session = session_for(deck_dir, clock)
+    session.rate(4, 0)
+    session.rate(4, 0)  # alpha and beta reviewed, days ahead: no longer in the session
+    session.rate_card("alpha", "basics", 1, 0)  # Again: back in the session as relearning
+    assert session.current is not None and session.current.card.id == "gamma"
+    assert session.remaining == 2
+    assert session.undo() is True  # the Again on alpha: alpha is current again
+    assert session.current.card.id == "alpha"
+    assert [row[:2] for row in log()] == [("alpha", 4), ("beta", 4)]
+    assert session.remaining == 2  # alpha (to rate again) and gamma
+
+
+def test_an_unknown_card_raises_and_writes_nothing(deck_dir: Path, clock: Clock) -> None:
+    session = session_for(deck_dir, clock)
+    with pytest.raises(KeyError):
+        session.rate_card("no-such-card", "basics", 3, 0)
+    with pytest.raises(ValueError):
+        session.rate_card("alpha", "basics", 5, 0)
+    assert log() == []
+    assert session.current is not None and session.current.card.id == "alpha"
