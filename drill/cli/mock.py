@@ -1,20 +1,23 @@
 """`drill mock`: timed mock rounds. Registered by drill/cli/main.py through `register(subparsers)`.
 
-    drill mock [ROUND] [--minutes N]   play a talk-only round (default: standard) in the TUI
+    drill mock [--minutes N]           the standard round: the coding round, in the TUI
+    drill mock talk [ROUND] [--minutes N]   a talk-only practice round (default: standard)
+    drill mock ROUND [--minutes N]     the same as `drill mock talk ROUND`
     drill mock resume [ID]             resume an interrupted round (default: the latest)
     drill mock list                    the round definitions
     drill mock history                 past rounds with their bands
     drill mock report ID [--md]        a round's report (--md: full Markdown export)
     drill mock report coding ID [--md] a coding round's report
     drill mock grade FILE [--phase P] [--json]   grade a train.py (or a notebook's train.py cell)
-    drill mock notebook [OUT.ipynb]    the coding round in a Jupyter notebook, with its clock
+    drill mock notebook [OUT.ipynb] [--minutes N]   the coding round in a notebook, with its clock
     drill mock watch [ROUND]           a coding round's clock and gradings in the terminal
     drill mock contract                the coding round's contract and its dataset module
     drill mock coding [resume [ID]] [--minutes N]   the coding round (editor, clock, grading)
 
-Each command is an argparse subcommand; a first word that is none of them is the round to play
-(`drill mock quick` runs `drill mock play quick`). Imports stay light: sqlmodel, the decks,
-textual and the grader's harness load only when a command needs them.
+Each command is an argparse subcommand; a first word that is none of them is the talk-only round
+to play (`drill mock quick` runs `drill mock play quick`; `talk` is `play` by a clearer name).
+Imports stay light: sqlmodel, the decks, textual and the grader's harness load only when a
+command needs them.
 """
 
 from __future__ import annotations
@@ -38,16 +41,21 @@ if TYPE_CHECKING:
 
 PLAY = "play"
 EPILOG = """\
-The standard round is the coding round: `drill mock coding` (in the app) or `drill mock notebook`
-(in Jupyter or VS Code, the clock kept by `drill mock watch`). The text rounds are talk-only
-practice: a first word that is not a command is the round to play (`drill mock quick` = `drill
-mock play quick`; `drill mock` alone plays the talk-only standard round). `drill mock COMMAND
---help` explains each.
+The standard round is the coding round, as the interview runs it: clarify, skeleton,
+distributed lift, monitoring and restart (write train.py; each phase's checks run by
+themselves), then pushback (follow-up questions about your own code, answered in the notes).
 
-In a talk-only round: type into the answer boxes (autosaved every few seconds and on every phase
-change), F2 pause/resume, F3 next phase, F10 end the round (asked first), ctrl+s save now. At the
-end, confirm the pre-checked rubric checklist and save: the cards of answered prompts that were
-not fully covered are rated Again/Hard in your review schedule.
+  drill mock                  start it in the app (= drill mock coding; --minutes N scales it)
+  drill mock notebook         start it as a Jupyter notebook; drill mock watch keeps its clock
+  drill mock resume           go on with the latest interrupted round, of either kind
+  drill mock talk [ROUND]     talk-only practice: timed questions answered in text boxes,
+                              graded by rubric (default: standard; `drill mock quick` = 10 min)
+
+`drill mock COMMAND --help` explains each. In a talk-only round: type into the answer boxes
+(autosaved every few seconds and on every phase change), F2 pause/resume, F3 next phase, F10
+end the round (asked first), ctrl+s save now. At the end, confirm the pre-checked rubric
+checklist and save: the cards of answered prompts that were not fully covered are rated
+Again/Hard in your review schedule.
 """
 MINUTES_HELP = "compress or stretch the round to N minutes in total (every phase scales)"
 
@@ -95,13 +103,13 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "mock",
         help="timed 55-minute mock interview rounds with rubric grading",
-        description="Timed mock rounds shaped like the real interview, and the coding round "
-        "(write train.py; it is graded by what it does).",
+        description="Timed mock rounds shaped like the real interview. `drill mock` alone starts "
+        "the standard round, the coding round (write train.py; it is graded by what it does).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _minutes_option(parser)  # `drill mock --minutes N`: the standard round, rescaled
-    parser.set_defaults(func=handle, run=cmd_play, round="standard")
+    _minutes_option(parser)  # `drill mock --minutes N`: the standard (coding) round, rescaled
+    parser.set_defaults(func=handle, run=cmd_standard, round="standard")
     sub = parser.add_subparsers(
         action=_CommandOrRound, dest="mock_command", metavar="[ROUND] | COMMAND"
     )
@@ -110,20 +118,28 @@ def register(subparsers: Any) -> None:
 
 
 def _add_round_commands(sub: Any) -> None:
-    play = _command(
-        sub,
-        PLAY,
-        cmd_play,
-        "play a round in the TUI (default: standard; `drill mock ROUND` is the same)",
-    )
-    play.add_argument(
-        "round",
-        nargs="?",
-        default="standard",
-        metavar="ROUND",
-        help="a round id (see `drill mock list`) or a round file",
-    )
-    _minutes_option(play, argparse.SUPPRESS)  # SUPPRESS: keeps `drill mock --minutes N play`
+    for name, text in (
+        ("talk", "a talk-only practice round in the TUI (default: standard's talk track)"),
+        (PLAY, "the same as talk (`drill mock ROUND` is the same too)"),
+    ):
+        play = _command(
+            sub,
+            name,
+            cmd_play,
+            text,
+            "Play a talk-only practice round in the TUI: timed questions answered in text\n"
+            "boxes, graded by rubric. ROUND: standard (the interview's time table, talk only),\n"
+            "quick (10 minutes) or any round of `drill mock list`. The standard round with\n"
+            "code is the coding round: `drill mock` or `drill mock coding`.",
+        )
+        play.add_argument(
+            "round",
+            nargs="?",
+            default="standard",
+            metavar="ROUND",
+            help="a round id (see `drill mock list`) or a round file",
+        )
+        _minutes_option(play, argparse.SUPPRESS)  # SUPPRESS: keeps `drill mock --minutes N play`
 
     resume = _command(
         sub,
@@ -195,6 +211,7 @@ def _add_coding_commands(sub: Any) -> None:
     notebook.add_argument(
         "out", nargs="?", metavar="OUT.ipynb", help="where to write it (default: a new workspace)"
     )
+    _minutes_option(notebook, argparse.SUPPRESS)  # the new round's clock, scaled
 
     coding = _command(
         sub,
@@ -237,7 +254,7 @@ def handle(args: argparse.Namespace) -> int:
     minutes = args.minutes
     if minutes is not None and not (math.isfinite(minutes) and minutes > 0):
         raise MockError(f"--minutes must be a positive number, got {minutes:g}")
-    if minutes is not None and args.run not in (cmd_play, cmd_coding):
+    if minutes is not None and args.run not in (cmd_play, cmd_coding, cmd_standard, cmd_notebook):
         raise MockError("--minutes only goes with starting a round: drill mock [ROUND] --minutes N")
     return args.run(args)
 
@@ -471,6 +488,8 @@ def cmd_notebook(args: argparse.Namespace) -> int:
 
     from drill.mock.notebook import write_round_notebook
 
+    if args.out and args.minutes is not None:
+        raise MockError("--minutes goes with a new round: drill mock notebook --minutes N")
     if args.out:  # just the notebook, where asked: no round, no clock
         path = write_round_notebook(Path(args.out))
         say(f"Notebook: {printable(str(path))}  (drill_data.py beside it)")
@@ -480,7 +499,7 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     from drill.mock.coding.session import CodingSession
 
     try:
-        session = CodingSession.create(_coding_rounds(), notebook=True)
+        session = CodingSession.create(_coding_rounds(), args.minutes, notebook=True)
     except OSError as error:
         raise MockError(f"cannot create the round: {error.strerror or error}") from None
     path = session.notebook_path
@@ -503,6 +522,15 @@ def _coding_rounds() -> Path:
     from drill.paths import drill_home
 
     return drill_home() / "rounds"
+
+
+def cmd_standard(args: argparse.Namespace) -> int:
+    """`drill mock` alone: the standard round, which is the coding round, in the app; the other
+    ways to play are named first (they stay on the terminal once the app has closed)."""
+    say("The standard round: the coding round (write train.py; each phase's checks run when it")
+    say("ends; pushback asks about your own code). Also: drill mock notebook (in Jupyter),")
+    say("drill mock talk (talk-only practice), drill mock resume, drill mock --help.")
+    return cmd_coding(args)
 
 
 def cmd_coding(args: argparse.Namespace) -> int:
@@ -565,7 +593,7 @@ def _play_coding(session: Any, services: Services) -> int:
     CodingApp(session, ServicesSlot(services)).run()
     session.save()
     say(f"Coding round {session.round_id}: {session.script}")
-    if session.finished:
+    if session.finished and not session.in_stretch:
         say(f"Report: drill mock report coding {session.round_id} --md")
     else:
         say(f"Resume with: drill mock coding resume {session.round_id}")

@@ -63,7 +63,7 @@ def _session(round_text: str | None) -> Any:  # -> CodingSession
     if not (folder / STATE_FILE).is_file():
         raise MockError(f"no coding round with id {round_text} (see `drill mock history`)")
     session = CodingSession(folder, now=NOW)
-    if session.finished:
+    if session.finished and not session.in_stretch:  # a stretch phase after it runs on
         raise MockError(
             f"coding round {round_text} is over; see `drill mock report coding {round_text}`"
         )
@@ -144,7 +144,9 @@ def _watch(session: Any, services: Any) -> int:
         screen.line(f"Paused and saved at: {watch.status_line()}")
         say(f"Resume with: drill mock watch {session.round_id}")
         return 0
-    screen.line(watch.status_line())
+    final = watch.status_line()
+    if screen.tty or screen.shown != final:  # a plain line already said it: not twice
+        screen.line(final)
     say(f"Report: drill mock report coding {session.round_id} --md")
     return 0
 

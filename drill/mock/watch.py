@@ -1,6 +1,10 @@
 """A headless clock for a coding round (`drill mock watch`): the round's phase clock, each save of
 train.py (or of round.ipynb in a notebook round) seen by polling its modification time, and at
-each phase's end that phase's grader phases graded and their verdicts given as lines.
+each phase's end that phase's grader phases graded and their verdicts given as lines. Entering
+the pushback phase grades everything and asks the interviewer's follow-ups about the code
+(drill.mock.coding.pushback), appended to notes.md under ## Q headings to answer there; the end
+grades everything again unless train.py is unchanged since (drill.mock.coding.regrade). A
+stretch phase started after the round (drill.mock.coding.stretch) runs on its own clock here too.
 
 UI-free and torch-free: the grader and the clock's time source are passed in, so tests drive a
 round with a fake clock and a fake grader. The CLI (drill/cli/mock_watch.py) loops over step().
@@ -20,8 +24,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from drill.mock.clock import Event, PhaseAdvanced, RoundFinished, Status
+from drill.mock.clock import Event, PhaseAdvanced, RoundClock, RoundFinished, Status
+from drill.mock.coding.regrade import remember_source, unchanged_full_grading
 from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.coding.stretch import Stretch
 from drill.mock.report import clock as fmt_clock
 from drill.text import printable
 
@@ -30,6 +36,8 @@ Grade = Callable[[Path, Path, tuple[str, ...]], Mapping[str, Any]]
 # record(result, out_dir): after each grading (the run log; a failure is the callee's notice)
 Record = Callable[[Mapping[str, Any], Path], Iterable[str]]
 GRADES_DIR = "grades"
+ALL_GRADER_PHASES = CODING_PHASES[-1].grades
+PUSHBACK = len(CODING_PHASES) - 1
 
 
 def _grader_phases(ended: Iterable[int]) -> tuple[str, ...]:
@@ -69,11 +77,18 @@ class RoundWatch:
         self.feed_back = feed_back
         self.watched = session.notebook_path or session.script
         self._stamp = self._mtime()
+        self.stretch = Stretch.current(session)  # a stretch phase after the round, when running
 
     # --- reading -------------------------------------------------------------------------------
     @property
     def finished(self) -> bool:
-        return self.session.finished
+        """The round is over and no stretch phase runs."""
+        return self.session.finished and self.stretch is None
+
+    @property
+    def clock(self) -> RoundClock:
+        """The clock that runs now: the stretch phase's while one runs, else the round's."""
+        return self.stretch.clock if self.stretch is not None else self.session.clock
 
     def status_line(self, *, seconds: bool = True) -> str:
         """ "Phase 2/5 Distributed lift · 12:04 left · total 37:04 left" (minutes only without
@@ -86,6 +101,9 @@ class RoundWatch:
         def left(s: float) -> str:
             return fmt_clock(s) if seconds else f"{max(0, int(s // 60))} min"
 
+        if self.stretch is not None:
+            line = f"Stretch: {self.stretch.title} · {left(self.clock.phase_remaining_s())} left"
+            return line + (" · PAUSED" if self.clock.status is Status.PAUSED else "")
         line = (
             f"Phase {number}/{count} {self.session.phase.title} · "
             f"{left(clock.phase_remaining_s())} left · total {left(clock.total_remaining_s())} left"
@@ -95,14 +113,16 @@ class RoundWatch:
     # --- driving -------------------------------------------------------------------------------
     def start(self) -> list[str]:
         """Start (or resume) the clock; lines saying what is watched and how it is graded."""
-        clock = self.session.clock
+        clock = self.clock
         resumed = clock.total_used_s() > 0
         clock.start()
-        self.session.save()
+        self._save()
         what = "round.ipynb's %%writefile train.py cell" if self.session.notebook_path else ""
+        which = f"coding round {self.session.round_id}"
+        if self.stretch is not None:
+            which = f"stretch phase {self.stretch.title} of {which}"
         lines = [
-            f"{'Resumed' if resumed else 'Started'} coding round {self.session.round_id}: "
-            f"{self.session.folder}",
+            f"{'Resumed' if resumed else 'Started'} {which}: {self.session.folder}",
             f"Edit {self.watched}{f' ({what})' if what else ''} and save; each phase's checks "
             "run when it ends. ctrl+c pauses the clock.",
         ]
@@ -112,14 +132,20 @@ class RoundWatch:
         """Charge the time since the last step; report saves seen and grade the phases that
         ended (the round's end grades everything)."""
         lines = self._saves()
-        events = self.session.clock.tick()
-        lines += self._after(events)
+        events = self.clock.tick()
+        lines += self._after_stretch(events) if self.stretch is not None else self._after(events)
         return lines
 
     def pause(self) -> None:
         """Stop the clock and save it (a later `drill mock watch` or the TUI resumes it)."""
-        self.session.clock.pause()
-        self.session.save()
+        self.clock.pause()
+        self._save()
+
+    def _save(self) -> None:
+        if self.stretch is not None:
+            self.stretch.save()
+        else:
+            self.session.save()
 
     # --- internals -----------------------------------------------------------------------------
     def _mtime(self) -> int | None:
@@ -156,16 +182,52 @@ class RoundWatch:
         lines = []
         for index in ended:
             lines.append(f"Phase {index + 1} ended: {CODING_PHASES[index].title}")
+        pushback = not finished and self.session.clock.phase == PUSHBACK
         if finished:
             lines.append("Time is up: the round is over. Grading everything.")
-        phases = _grader_phases(range(len(CODING_PHASES)) if finished else ended)
+        elif pushback:
+            lines.append("Pushback: grading everything; the follow-up questions come from it.")
+        phases = _grader_phases(range(len(CODING_PHASES)) if finished or pushback else ended)
         if phases:
             lines += self._grade(phases)
+        if pushback:
+            lines += self._ask()
         if finished and self.feed_back is not None:
             rated = list(self.feed_back(self.session))
             if rated:
                 lines.append("Fed back to review: " + ", ".join(rated))
         return lines
+
+    def _after_stretch(self, events: list[Event]) -> list[str]:
+        stretch = self.stretch
+        if stretch is None or not any(isinstance(e, RoundFinished) for e in events):
+            return []
+        stretch.end()  # saved as done, with its code
+        self.stretch = None
+        return [f"Stretch phase over: {stretch.title}", *self._grade((stretch.phase_id,))]
+
+    def _ask(self) -> list[str]:
+        """The pushback's follow-ups (from the full grading's evidence, else from the code),
+        appended once to notes.md under their ## Q headings, and printed."""
+        from drill.mock.coding.pushback import has_block, pushback_questions, question_block
+
+        questions = pushback_questions(self.session, from_code=True)
+        if not questions:
+            return []
+        where = "your grading's evidence" if self.session.pushback_from is not None else "your code"
+        lines = [f"The interviewer asks (from {where}):"]
+        lines += [f"Q{i}. {' '.join(str(q.get('question', '')).split())}"
+                  for i, q in enumerate(questions, 1)]  # fmt: skip
+        notes = self.session.notes()
+        if not has_block(notes):
+            lead = (
+                ""
+                if not notes or notes.endswith("\n\n")
+                else ("\n" if notes.endswith("\n") else "\n\n")
+            )
+            self.session.save(notes=notes + lead + question_block(questions))
+        lines.append(f"Answer each under its ## Q heading in {self.session.notes_path}")
+        return [printable(line) for line in lines]
 
     def _grade(self, phases: tuple[str, ...]) -> list[str]:
         lines = [f"Grading {', '.join(phases)} ..."]
@@ -173,13 +235,21 @@ class RoundWatch:
             problem = self.session.sync_from_notebook()
             if problem:
                 lines.append(printable(f"Notebook not read: {problem}"))
+        if self.session.finished and set(phases) == set(ALL_GRADER_PHASES):
+            reused = unchanged_full_grading(self.session)
+            if reused is not None:  # the pushback's grading ran this very file
+                number, result = reused
+                lines[0] = f"train.py is unchanged since grading {number}: its verdicts stand."
+                return lines + verdict_lines(result)
         folder = self.session.folder / GRADES_DIR
         taken = [int(p.name) for p in folder.glob("*") if p.name.isdigit()]
         out_dir = folder / str(1 + max(taken, default=0))
+        source = self.session.code()
         try:
             result = self.grade(self.session.script, out_dir, phases)
         except Exception as error:  # the user's file or the grader: a line, and the clock goes on
             return [*lines, printable(f"Grading failed: {type(error).__name__}: {error}")]
+        remember_source(out_dir, source)
         lines += verdict_lines(result)
         if self.record is not None:
             lines += [printable(line) for line in self.record(result, out_dir)]

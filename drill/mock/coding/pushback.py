@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from drill.mock.coding.session import CodingSession
+from drill.mock.coding.session import CodingSession, read_text
 from trainer_lab.grading import PHASES
 
 HEADING = re.compile(r"^## Q(\d+)\b")
@@ -48,11 +48,9 @@ def full_grading(folder: Path) -> tuple[int, dict[str, Any]] | None:
 
 
 def graded_source(folder: Path, number: int) -> str | None:
-    """The train.py that grading `number` ran (the grader's workspace copy)."""
-    try:
-        return (folder / "grades" / str(number) / "workspace" / "train.py").read_text()
-    except (OSError, UnicodeDecodeError):
-        return None
+    """The train.py that grading `number` ran (the grader's workspace copy; the script ran
+    there and may have left anything in its place: read with a bound)."""
+    return read_text(folder / "grades" / str(number) / "workspace" / "train.py")
 
 
 def pushback_questions(session: CodingSession, *, from_code: bool = False) -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """A coding round on disk: DRILL_HOME/rounds/<id>/ holds train.py (the user's file), notes.md,
 drill_data.py (the given module), state.json (the phase clock, the pushback questions) and
 snapshots/<phase>.py (train.py as it stood when each phase ended), so a round survives a crash
-and `drill mock resume` can pick it up. Writes are atomic (temp file, then rename).
+and `drill mock resume` can pick it up. Writes are atomic (temp file, then rename); reads go
+through drill.files.read_regular with a bound (a FIFO or a link to a device there is refused,
+never waited on or read without end: the file then reads as empty).
 
 In notebook mode the folder also holds round.ipynb (drill.mock.notebook): the user edits the
 notebook in Jupyter or VS Code, and `sync_from_notebook()` writes the train.py its
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from drill.files import FileRefused, read_regular
 from drill.mock.clock import ClockState, RoundClock, Status
 from trainer_lab.grading import DATASET_MODULE_FILE, FILES, SCRIPT_NAME, starter_source
 
@@ -48,12 +51,23 @@ STATE_FILE = "state.json"
 NOTES_FILE = "notes.md"
 NOTEBOOK_FILE = "round.ipynb"
 SNAPSHOTS_DIR = "snapshots"
+MAX_STATE_BYTES = 1024**2  # state.json: a clock, a few questions
+MAX_TEXT_BYTES = 4 * 1024**2  # train.py, notes.md, a snapshot: far above what a round writes
 
 
 def default_rounds_dir() -> Path:
     from drill.paths import drill_home
 
     return drill_home() / "rounds"
+
+
+def read_text(path: Path, max_bytes: int = MAX_TEXT_BYTES) -> str | None:
+    """A file of the round folder as text; None when it is missing, not a regular file, larger
+    than max_bytes or not UTF-8."""
+    try:
+        return read_regular(path, max_bytes).decode("utf-8")
+    except (OSError, FileRefused, UnicodeDecodeError):
+        return None
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -122,7 +136,8 @@ class CodingSession:
 
     @classmethod
     def latest_unfinished(cls, rounds_dir: Path, **kw) -> CodingSession | None:
-        """The highest-numbered round whose clock has not finished (None if there is none)."""
+        """The highest-numbered round whose clock has not finished, or that is in the middle of
+        a stretch phase after it (None if there is none)."""
         if not rounds_dir.is_dir():
             return None
         numbers = sorted(
@@ -131,13 +146,21 @@ class CodingSession:
         for number in numbers:
             if (rounds_dir / str(number) / SCRIPT_NAME).is_file():
                 session = cls(rounds_dir / str(number), **kw)
-                if not session.finished:
+                if not session.finished or session.in_stretch:
                     return session
         return None
 
     @property
     def finished(self) -> bool:
+        """The round's own clock is over (a stretch phase may still run after it)."""
         return self.clock.status is Status.FINISHED
+
+    @property
+    def in_stretch(self) -> bool:
+        """A stretch phase was started after the round and has not ended (drill.mock.coding.
+        stretch keeps its state under "stretch" in state.json)."""
+        current = self.stretch.get("current")
+        return isinstance(current, str) and bool(current)
 
     def saved_at(self) -> float:
         """When the round was last saved (epoch seconds; 0 when its state file is unreadable)."""
@@ -160,23 +183,18 @@ class CodingSession:
         return CODING_PHASES[self.clock.phase]
 
     def _read_state(self) -> dict:
+        text = read_text(self.folder / STATE_FILE, MAX_STATE_BYTES)
         try:
-            data = json.loads((self.folder / STATE_FILE).read_text())
-        except (OSError, ValueError):
+            data = json.loads(text) if text is not None else {}
+        except ValueError:
             return {}
         return data if isinstance(data, dict) else {}
 
     def code(self) -> str:
-        try:
-            return self.script.read_text()
-        except (OSError, UnicodeDecodeError):
-            return ""
+        return read_text(self.script) or ""
 
     def notes(self) -> str:
-        try:
-            return self.notes_path.read_text()
-        except (OSError, UnicodeDecodeError):
-            return ""
+        return read_text(self.notes_path) or ""
 
     def save(self, code: str | None = None, notes: str | None = None) -> None:
         if code is not None:
@@ -206,10 +224,7 @@ class CodingSession:
 
     def phase_code(self, phase_id: str) -> str | None:
         """train.py as the phase ended (None: the phase has not ended yet)."""
-        try:
-            return (self.folder / SNAPSHOTS_DIR / f"{phase_id}.py").read_text()
-        except (OSError, UnicodeDecodeError):
-            return None
+        return read_text(self.folder / SNAPSHOTS_DIR / f"{phase_id}.py")
 
     # --- notebook mode ----------------------------------------------------------------------------
     @property

@@ -9,9 +9,11 @@ the file against the current phase's checks in a worker thread (user code runs i
 subprocesses, never in this process); the verdicts show below the editor, and each grading is
 recorded in the run log. Entering the pushback phase grades everything; the interviewer's
 follow-up questions then come from that grading's evidence and the code (drill.mock.coding.
-pushback), and each is answered under its own heading in the notes. The file and the notes are
-saved every few seconds, on ctrl+s, on every phase change and on leaving (escape pauses the
-clock). After the end: f4 the model answer beside the code, f8 the report per phase.
+pushback), and each is answered under its own heading in the notes. The end grades everything,
+or shows the pushback's grading again when train.py has not changed since (drill.mock.coding.
+regrade). The file and the notes are saved every few seconds, on ctrl+s, on every phase change
+and on leaving (escape pauses the clock). After the end: f4 the model answer beside the code,
+f8 the report per phase, f9 a stretch phase (a round left in one resumes there).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from textual.widgets import Footer, Static, TextArea
 
 from drill.mock.clock import PhaseAdvanced, PhaseAlarm, RoundClock, RoundFinished, Status
 from drill.mock.coding import CONTRACT, grade
+from drill.mock.coding.regrade import remember_source, unchanged_full_grading
 from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.coding.stretch import Stretch, remaining_phases
 from drill.mock.coding.stretch import contract as stretch_contract
@@ -40,6 +43,7 @@ from drill.tui.screens.coding_text import reflow, verdict_lines
 
 if TYPE_CHECKING:
     from drill.services import ServicesSlot
+    from trainer_lab.result import LabResult
 
 __all__ = ["CodingApp", "CodingRoundScreen", "reflow", "remaining", "verdict_lines"]
 
@@ -165,7 +169,7 @@ class CodingRoundScreen(Screen[None]):
         if self.notebook is None:
             editor = self.query_one("#editor", TextArea)
             editor.border_title = shown(self._label(self.session.script))  # a path: text
-            editor.focus()  # type at once; tab moves to the notes
+            editor.focus()  # type at once; tab indents here, shift+tab moves to the notes
         else:
             self.query_one("#notebook-panel", Static).border_title = "Notebook"
             notes.focus()
@@ -595,9 +599,20 @@ class CodingRoundScreen(Screen[None]):
                 rows.append(joined(("notebook not read:", "yellow"), f" {problem}"))
         out_dir = self.session.folder / "grades" / str(len(list(self._grades_dir())) + 1)
         try:
-            result = grade(self.session.script, out_dir, phases=phases, cancel=self.cancel)
-            rows += verdict_lines(dict(result))
-            rows += self._record(dict(result), out_dir)
+            reused = self._unchanged(phases)
+            if reused is not None:
+                number, result = reused
+                rows.append(
+                    joined((f"train.py is unchanged since grading {number}: its verdicts "
+                            "stand (not run again).", "dim"))
+                )  # fmt: skip
+                rows += verdict_lines(dict(result))
+            else:
+                source = self.session.code()
+                result = grade(self.session.script, out_dir, phases=phases, cancel=self.cancel)
+                remember_source(out_dir, source)
+                rows += verdict_lines(dict(result))
+                rows += self._record(dict(result), out_dir)
             if (
                 self.session.finished
                 and not self.cancel.is_set()
@@ -609,6 +624,13 @@ class CodingRoundScreen(Screen[None]):
             text = joined(("grading failed:", "red"), f" {type(error).__name__}: {error}")
         if not self.cancel.is_set():
             self.app.call_from_thread(self._show_verdicts, text)
+
+    def _unchanged(self, phases: tuple[str, ...]) -> tuple[int, LabResult] | None:
+        """At the round's end: the full grading that ran this very train.py (the pushback
+        phase's), to show again instead of running it again."""
+        if not self.session.finished or set(phases) != set(ALL_GRADER_PHASES):
+            return None
+        return unchanged_full_grading(self.session)
 
     def _record(self, result: dict, out_dir) -> list[Content]:
         """Record the grading in the run log; a notice line when that failed."""

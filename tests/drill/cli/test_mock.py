@@ -109,8 +109,10 @@ def test_usage_errors_are_one_line_and_exit_2(capsys):
 @pytest.mark.parametrize(
     ("argv", "round_name", "minutes"),
     [
-        (["mock"], "standard", None),
-        (["mock", "--minutes", "5"], "standard", 5.0),
+        (["mock", "talk"], "standard", None),
+        (["mock", "play"], "standard", None),
+        (["mock", "talk", "quick", "--minutes", "4"], "quick", 4.0),
+        (["mock", "--minutes", "5", "talk"], "standard", 5.0),
         (["mock", "quick"], "quick", None),
         (["mock", "quick", "--minutes", "7"], "quick", 7.0),
         (["mock", "--minutes", "3", "quick"], "quick", 3.0),
@@ -258,4 +260,71 @@ def test_resume_without_id_finds_an_interrupted_coding_round(drill_home, monkeyp
     )
     assert main(["mock", "resume"]) == 0
     assert opened == [interrupted.round_id] == [1]
+    assert "Resume with: drill mock coding resume 1" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "minutes"), [(["mock"], 55.0), (["mock", "--minutes", "11"], 11.0)]
+)
+def test_mock_alone_starts_the_standard_round_which_is_the_coding_round(
+    drill_home, monkeypatch, capsys, argv, minutes
+):
+    from drill.mock import launch
+    from drill.tui.screens import coding_round
+
+    monkeypatch.setattr(launch, "start_round", lambda *a: pytest.fail("a talk-only round started"))
+    opened: list[tuple[int, float]] = []
+    monkeypatch.setattr(
+        coding_round.CodingApp,
+        "run",
+        lambda self: opened.append((self.session.round_id, self.session.clock.total_budget_s)),
+    )
+    assert main(argv) == 0
+    assert opened == [(1, minutes * 60)]
+    out = capsys.readouterr().out
+    assert out.startswith("The standard round: the coding round")
+    assert "drill mock talk (talk-only practice)" in out
+    assert out.rstrip().endswith("Resume with: drill mock coding resume 1")
+
+
+def test_mock_help_says_the_standard_round_is_the_coding_round(capsys):
+    assert exit_code(["mock", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "`drill mock` alone starts the standard round, the coding round" in out
+    assert "drill mock talk [ROUND] talk-only practice" in out
+    assert exit_code(["mock", "talk", "--help"]) == 0
+    assert "talk-only practice round" in capsys.readouterr().out
+
+
+def test_a_notebook_round_takes_minutes(drill_home, capsys):
+    from drill.mock.coding.session import CodingSession, default_rounds_dir
+
+    assert main(["mock", "notebook", "--minutes", "11"]) == 0
+    session = CodingSession(default_rounds_dir() / "1")
+    assert session.notebook_path is not None and session.notebook_path.is_file()
+    assert session.clock.total_budget_s == 11 * 60
+    assert "drill mock watch 1" in capsys.readouterr().out
+    assert exit_code(["mock", "notebook", "x.ipynb", "--minutes", "3"]) == 2
+    assert "--minutes goes with a new round" in capsys.readouterr().err
+
+
+def test_resume_offers_a_round_left_in_a_stretch_phase(drill_home, monkeypatch, capsys):
+    from drill.mock.coding.session import CodingSession, default_rounds_dir
+    from drill.mock.coding.stretch import Stretch
+    from drill.tui.screens import coding_round
+
+    session = CodingSession.create(default_rounds_dir())
+    session.clock.start()
+    session.clock.finish()
+    stretch = Stretch.start(session, "amp")
+    stretch.clock.pause()
+    stretch.save()
+    opened: list[tuple[int, bool]] = []
+    monkeypatch.setattr(
+        coding_round.CodingApp,
+        "run",
+        lambda self: opened.append((self.session.round_id, self.session.in_stretch)),
+    )
+    assert main(["mock", "resume"]) == 0
+    assert opened == [(1, True)]
     assert "Resume with: drill mock coding resume 1" in capsys.readouterr().out

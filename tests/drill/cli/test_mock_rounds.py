@@ -112,3 +112,20 @@ def test_check_details_wrap_between_words(capsys):
     out = capsys.readouterr().out
     assert long_path in out.split()  # whole, on a line of its own
     assert " ".join(out.replace("FAIL", "").replace("restart.resumes", "").split()) == detail
+
+
+def test_the_readme_lists_every_mock_command():
+    import argparse
+
+    from drill.cli.main import build_parser
+    from tests.support.paths import REPO
+
+    parser = build_parser()
+    top = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    mock = next(
+        a for a in top.choices["mock"]._actions if isinstance(a, argparse._SubParsersAction)
+    )
+    readme = (REPO / "README.md").read_text()
+    for name in set(mock._name_parser_map) - {"play"}:  # play: what `drill mock ROUND` runs
+        assert f"\ndrill mock {name}" in readme, name
+    assert "\ndrill mock [--minutes N]           the standard round (the coding round)" in readme

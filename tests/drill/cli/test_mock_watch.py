@@ -77,6 +77,7 @@ def test_ctrl_c_pauses_saves_and_names_the_resume_command(drill_home, clock, gra
     assert out.startswith("Resumed coding round 1")
     assert graded[0] == ("skeleton",) and graded[-1][0] == "skeleton" and len(graded[-1]) == 5
     assert out.splitlines()[-1] == "Report: drill mock report coding 1 --md"
+    assert out.splitlines().count("Round over (time)") == 1
     assert "drill mock watch" in README.read_text()
 
 

@@ -4,6 +4,7 @@ would have run)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -163,3 +164,102 @@ def test_verdict_lines_show_text_never_control_bytes():
     lines = verdict_lines(result)
     assert "\x1b" not in "".join(lines)
     assert lines[-1] == "  0/1 checks hold"
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+class SavedGrader:
+    """grade() writing a grading saved from a real one (its checks of the phases asked for) where
+    the grader writes it, with the workspace copy of the script it ran."""
+
+    def __init__(self, name: str = "sampler-position-not-saved") -> None:
+        self.name = name
+        self.calls: list[tuple[str, ...]] = []
+
+    def __call__(self, script: Path, out_dir: Path, phases: tuple[str, ...]) -> dict:
+        self.calls.append(tuple(phases))
+        result = json.loads((FIXTURES / f"followups-{self.name}.json").read_text())
+        result["checks"] = [c for c in result["checks"] if c["name"].split(".")[0] in phases]
+        (out_dir / "workspace").mkdir(parents=True)
+        (out_dir / "workspace" / "train.py").write_text(script.read_text())
+        (out_dir / "result.json").write_text(json.dumps(result))
+        return result
+
+
+PUSHBACK_AT_S = sum(p.minutes for p in CODING_PHASES[:-1]) * 60 + 1
+ALL = CODING_PHASES[-1].grades
+
+
+def test_pushback_grades_everything_and_asks_follow_ups_in_the_notes(tmp_path, clock):
+    grader = SavedGrader()
+    watch, _ = new_watch(tmp_path, clock, grader=grader)
+    watch.start()
+    watch.session.save(notes="clarify: 2 GPUs")
+    clock.advance(PUSHBACK_AT_S)
+    lines = watch.step()
+    assert "Pushback: grading everything; the follow-up questions come from it." in lines
+    assert grader.calls == [ALL]  # one grading, of every phase
+    assert "The interviewer asks (from your grading's evidence):" in lines
+    asked = [line for line in lines if line.startswith("Q")]
+    assert 3 <= len(asked) == len(watch.session.pushback) <= 5
+    assert any("fetched [37, 14, 7, 41] for step 9" in line for line in asked)  # its evidence
+    notes = watch.session.notes()
+    assert notes.startswith("clarify: 2 GPUs\n\n## Q1 (")
+    assert notes.count("## Q") == len(asked)
+    assert lines[-1] == f"Answer each under its ## Q heading in {watch.session.notes_path}"
+
+
+def test_the_end_reuses_the_pushback_grading_when_train_py_is_unchanged(tmp_path, clock):
+    grader = SavedGrader()
+    watch, _ = new_watch(tmp_path, clock, grader=grader)
+    watch.start()
+    clock.advance(PUSHBACK_AT_S)
+    watch.step()
+    clock.advance(15 * 60)  # the round's end, train.py as the pushback grading ran it
+    lines = watch.step()
+    assert grader.calls == [ALL]  # not run again
+    assert "train.py is unchanged since grading 1: its verdicts stand." in lines
+    assert any(line.startswith("  FAIL  restart.no_replay_or_skip") for line in lines)
+    assert watch.finished
+
+
+def test_the_end_grades_again_when_train_py_changed_since_the_pushback(tmp_path, clock):
+    grader = SavedGrader()
+    watch, _ = new_watch(tmp_path, clock, grader=grader)
+    watch.start()
+    clock.advance(PUSHBACK_AT_S)
+    watch.step()
+    touch(watch.session.script, watch.session.code() + "# fixed the sampler\n", 5)
+    clock.advance(15 * 60)
+    lines = watch.step()
+    assert grader.calls == [ALL, ALL]
+    assert not any("unchanged since" in line for line in lines)
+
+
+def test_a_stretch_phase_saved_mid_way_runs_on_in_the_watch(tmp_path, clock):
+    from drill.mock.coding.stretch import Stretch
+
+    session = CodingSession.create(tmp_path / "rounds", now=clock, minutes=55)
+    session.clock.start()
+    session.clock.finish()
+    stretch = Stretch.start(session, "accum")
+    clock.advance(60)
+    stretch.clock.pause()
+    stretch.save()  # left mid-way: 9 minutes to go
+
+    again = CodingSession.latest_unfinished(tmp_path / "rounds", now=clock)
+    grader = FakeGrader()
+    watch = RoundWatch(again, grade=grader)
+    assert not watch.finished
+    assert watch.start()[0].startswith("Resumed stretch phase Gradient accumulation")
+    assert watch.status_line() == "Stretch: Gradient accumulation with no_sync · 9:00 left"
+    clock.advance(9 * 60 + 1)
+    lines = watch.step()
+    assert lines[:2] == [
+        "Stretch phase over: Gradient accumulation with no_sync",
+        "Grading accum ...",
+    ]
+    assert [call[0] for call in grader.calls] == [("accum",)]
+    assert watch.finished
+    assert not CodingSession(again.folder).in_stretch

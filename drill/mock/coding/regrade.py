@@ -1,0 +1,80 @@
+"""Whether the round's end must grade everything again: not when train.py is byte for byte what
+the last full grading (the pushback phase's) ran. Each grading's out_dir gets the SHA-256 of the
+source it was started on (`remember_source`); at the end `unchanged_full_grading` finds the
+latest full grading and compares. A full grading takes minutes of the user's CPU; running it
+again on the same file would only repeat its verdicts.
+
+    source = session.code()
+    result = grade(session.script, out_dir, phases)
+    remember_source(out_dir, source)
+    ...
+    reused = unchanged_full_grading(session)      # (its number, its result) or None
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from pathlib import Path
+
+from drill.files import FileRefused, read_regular
+from drill.mock.coding.session import CodingSession, read_text
+from trainer_lab.grading import PHASES
+from trainer_lab.result import LabResult, ResultFormatError, parse_result
+
+SOURCE_DIGEST_FILE = "source.sha256"
+GRADES_DIR = "grades"
+RESULT_FILE = "result.json"
+MAX_RESULT_BYTES = 32 * 1024**2  # a grading's evidence is well under a MiB
+
+
+def read_grading(out_dir: Path) -> LabResult | None:
+    """A grading's result.json, read with a bound (a FIFO there is refused, not waited on);
+    None when it is missing, refused or off-contract."""
+    import json
+
+    try:
+        return parse_result(json.loads(read_regular(out_dir / RESULT_FILE, MAX_RESULT_BYTES)))
+    except (OSError, FileRefused, ValueError, RecursionError, ResultFormatError):
+        return None
+
+
+def gradings(folder: Path) -> list[tuple[int, LabResult]]:
+    """The round's readable gradings, (number, result), in the order they ran."""
+    grades = folder / GRADES_DIR
+    if not grades.is_dir():
+        return []
+    numbers = sorted(int(p.name) for p in grades.iterdir() if p.name.isdigit())
+    found = ((n, read_grading(grades / str(n))) for n in numbers)
+    return [(n, r) for n, r in found if r is not None]
+
+
+def is_full(result: LabResult) -> bool:
+    """The grading ran every grader phase of the round (the pushback's, the end's)."""
+    families = {str(c.get("name", "")).split(".", 1)[0] for c in result["checks"]}
+    return set(PHASES) <= families
+
+
+def source_digest(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def remember_source(out_dir: Path, source: str) -> None:
+    """Note which source a grading ran (a failure to write only costs the reuse later)."""
+    with contextlib.suppress(OSError):
+        (out_dir / SOURCE_DIGEST_FILE).write_text(source_digest(source) + "\n")
+
+
+def unchanged_full_grading(session: CodingSession) -> tuple[int, LabResult] | None:
+    """The latest grading that ran every grader phase to the end, when it ran the code that is
+    in train.py now; else None (changed code, a cancelled grading, no digest)."""
+    full = [(n, r) for n, r in gradings(session.folder) if is_full(r)]
+    if not full:
+        return None
+    number, result = full[-1]
+    if result.get("status") == "cancelled":
+        return None
+    stored = read_text(session.folder / GRADES_DIR / str(number) / SOURCE_DIGEST_FILE, 1024)
+    if stored is None or stored.strip() != source_digest(session.code()):
+        return None
+    return number, result
