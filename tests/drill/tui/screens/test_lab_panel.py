@@ -3,26 +3,16 @@ run, stream, finish, score, rate; and cancel."""
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
 from textual.widgets import OptionList, RichLog
 
 from drill.decks.models import Card
-from drill.labs.service import LabRunService
-from drill.tui.screens.lab_panel import LabPanelScreen
 from drill.tui.screens.lab_results import LabResultsScreen
 from tests.support.lab_fakes import Event, FakeRunner
+from tests.support.lab_screens import make_panel
 from tests.support.pilot import HostApp, choose, run_async, text_of, until
-
-
-def make_panel(card: Card, db: Any, runner: FakeRunner, tmp_path: Path) -> LabPanelScreen:
-    ticks = itertools.count()
-    return LabPanelScreen(LabRunService(
-        card, "deck-a", db=db, runner=runner, runs_root=tmp_path / "runs",
-        clock=lambda: float(next(ticks)) * 0.5,
-    ))  # fmt: skip
 
 
 def review_ratings(db: Any) -> list[tuple[str, int]]:

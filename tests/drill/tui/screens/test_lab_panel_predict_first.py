@@ -13,8 +13,8 @@ from textual.widgets import Label, RadioButton, RadioSet, Static
 from drill.decks.models import Card
 from drill.labs.service import LabRunService
 from drill.tui.screens.lab_panel import LabPanelScreen
-from tests.drill.tui.screens.test_lab_panel import make_panel
 from tests.support.lab_fakes import FakeRunner
+from tests.support.lab_screens import make_panel
 from tests.support.pilot import HostApp, run_async, screen_text, until
 from trainer_lab.catalogue import CATALOGUE
 

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
 from textual.widgets import DataTable, OptionList
 
 from drill.decks.loader import load_decks
@@ -16,18 +15,11 @@ from drill.labs.history import LabHistory
 from drill.tui.screens.lab_panel import LabPanelScreen
 from drill.tui.screens.lab_results import LabResultsScreen
 from drill.tui.screens.labs import LabsScreen
-from tests.support.lab_fakes import CARD_YAML, OK_RESULT, FakeRunner
+from tests.support.lab_fakes import OK_RESULT, FakeRunner
+from tests.support.lab_screens import one_card_decks as _deck
 from tests.support.pilot import HostApp, run_async, until
 from tests.support.services import slot_for
 from trainer_lab.catalogue import CATALOGUE
-
-
-def _deck(tmp_path: Path) -> Path:
-    decks = tmp_path / "decks"
-    decks.mkdir()
-    deck = {"deck": "d", "title": "D", "cards": [yaml.safe_load(CARD_YAML)]}
-    (decks / "d.yaml").write_text(yaml.safe_dump(deck))
-    return decks
 
 
 def _one_past_run(db: Any, card: Any, tmp_path: Path) -> LabHistory:

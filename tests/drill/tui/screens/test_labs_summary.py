@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from drill.decks.loader import load_decks
 from drill.tui.screens.labs import LabsScreen
-from tests.drill.tui.screens.test_labs import _deck
+from tests.support.lab_screens import one_card_decks as _deck
 from tests.support.pilot import HostApp, run_async, screen_text, until
 from tests.support.services import slot_for
 from trainer_lab.catalogue import CATALOGUE
