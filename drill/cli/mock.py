@@ -1,6 +1,6 @@
 """`drill mock`: timed mock rounds. Registered by drill/cli/main.py through `register(subparsers)`.
 
-    drill mock [--minutes N]           the standard round: the coding round, in the TUI
+    drill mock [--minutes N] [--stretch accum,fsdp2]   the standard round: the coding round
     drill mock talk [ROUND] [--minutes N]   a talk-only practice round (default: standard)
     drill mock ROUND [--minutes N]     the same as `drill mock talk ROUND`
     drill mock resume [ID]             resume an interrupted round (default: the latest)
@@ -45,7 +45,8 @@ The standard round is the coding round, as the interview runs it: clarify, skele
 distributed lift, monitoring and restart (write train.py; each phase's checks run by
 themselves), then pushback (follow-up questions about your own code, answered in the notes).
 
-  drill mock                  start it in the app (= drill mock coding; --minutes N scales it)
+  drill mock                  start it in the app (= drill mock coding; --minutes N scales it;
+                              --stretch accum,fsdp2 adds stretch phases after it, in order)
   drill mock notebook         start it as a Jupyter notebook; drill mock watch keeps its clock
   drill mock resume           go on with the latest interrupted round, of either kind
   drill mock talk [ROUND]     talk-only practice: timed questions answered in text boxes,
@@ -58,6 +59,10 @@ checklist and save: the cards of answered prompts that were not fully covered ar
 Again/Hard in your review schedule.
 """
 MINUTES_HELP = "compress or stretch the round to N minutes in total (every phase scales)"
+STRETCH_HELP = (
+    "stretch phases chosen up front, run in this order after the round: "
+    "accum, amp, fsdp2, throughput (comma-separated)"
+)
 
 
 class _CommandOrRound(argparse._SubParsersAction):  # argparse's subcommand action
@@ -88,6 +93,10 @@ def _minutes_option(parser: argparse.ArgumentParser, default: object = None) -> 
     parser.add_argument("--minutes", type=float, metavar="N", default=default, help=MINUTES_HELP)
 
 
+def _stretch_option(parser: argparse.ArgumentParser, default: object = None) -> None:
+    parser.add_argument("--stretch", metavar="P,P", default=default, help=STRETCH_HELP)
+
+
 def _command(sub: Any, name: str, func: Any, text: str, description: str = "") -> Any:
     parser = sub.add_parser(
         name,
@@ -109,6 +118,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _minutes_option(parser)  # `drill mock --minutes N`: the standard (coding) round, rescaled
+    _stretch_option(parser)
     parser.set_defaults(func=handle, run=cmd_standard, round="standard")
     sub = parser.add_subparsers(
         action=_CommandOrRound, dest="mock_command", metavar="[ROUND] | COMMAND"
@@ -212,6 +222,7 @@ def _add_coding_commands(sub: Any) -> None:
         "out", nargs="?", metavar="OUT.ipynb", help="where to write it (default: a new workspace)"
     )
     _minutes_option(notebook, argparse.SUPPRESS)  # the new round's clock, scaled
+    _stretch_option(notebook, argparse.SUPPRESS)
 
     coding = _command(
         sub,
@@ -222,6 +233,7 @@ def _add_coding_commands(sub: Any) -> None:
         "grades it by running it. Files in DRILL_HOME/rounds/<id>/.",
     )
     _minutes_option(coding, argparse.SUPPRESS)
+    _stretch_option(coding, argparse.SUPPRESS)
     coding_sub = coding.add_subparsers(dest="coding_command", metavar="{resume}")
     coding_resume = _command(
         coding_sub, "resume", cmd_coding_resume, "resume a coding round (default: the latest)"
@@ -256,7 +268,33 @@ def handle(args: argparse.Namespace) -> int:
         raise MockError(f"--minutes must be a positive number, got {minutes:g}")
     if minutes is not None and args.run not in (cmd_play, cmd_coding, cmd_standard, cmd_notebook):
         raise MockError("--minutes only goes with starting a round: drill mock [ROUND] --minutes N")
+    if getattr(args, "stretch", None) is not None:
+        if args.run not in (cmd_coding, cmd_standard, cmd_notebook) or getattr(args, "out", None):
+            raise MockError(
+                "--stretch goes with starting a coding round: drill mock --stretch accum,fsdp2"
+            )
+        from drill.mock.coding.stretch import parse_choice
+
+        try:
+            args.stretch = parse_choice(args.stretch)
+        except ValueError as error:
+            raise MockError(f"--stretch: {error}") from None
     return args.run(args)
+
+
+def _new_coding_session(args: argparse.Namespace, *, notebook: bool = False) -> Any:
+    """A new coding round, scaled by --minutes, with the --stretch phases chosen up front."""
+    from drill.mock.coding.session import CodingSession
+    from drill.mock.coding.stretch import choose
+
+    try:
+        session = CodingSession.create(_coding_rounds(), args.minutes, notebook=notebook)
+    except OSError as error:
+        raise MockError(f"cannot create the round: {error.strerror or error}") from None
+    if getattr(args, "stretch", None):
+        choose(session, args.stretch)
+        session.save()
+    return session
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -496,18 +534,15 @@ def cmd_notebook(args: argparse.Namespace) -> int:
         say(f"Open it:  {_open_line(path)}")
         say(f"Grade it: drill mock grade {printable(quote(str(path)))}")
         return 0
-    from drill.mock.coding.session import CodingSession
-
-    try:
-        session = CodingSession.create(_coding_rounds(), args.minutes, notebook=True)
-    except OSError as error:
-        raise MockError(f"cannot create the round: {error.strerror or error}") from None
+    session = _new_coding_session(args, notebook=True)
     path = session.notebook_path
     say(f"Notebook round {session.round_id}: {printable(str(path))}  (drill_data.py beside it)")
     say(f"Open it:   {_open_line(path)}")
     say(f"The clock: drill mock watch {session.round_id}   (or in the app: drill mock coding "
         f"resume {session.round_id})")  # fmt: skip
     say(f"Grade now: drill mock grade {printable(quote(str(path)))}")
+    if args.stretch:
+        say(f"Stretch:   {', '.join(args.stretch)} after the round, in this order")
     return 0
 
 
@@ -524,21 +559,26 @@ def _coding_rounds() -> Path:
     return drill_home() / "rounds"
 
 
+STANDARD_INTRO = (
+    "The standard round: the coding round (write train.py; each phase's checks run when it\n"
+    "ends; pushback asks about your own code). Also: drill mock notebook (in Jupyter),\n"
+    "drill mock talk (talk-only practice), drill mock resume, drill mock --help."
+)
+
+
 def cmd_standard(args: argparse.Namespace) -> int:
     """`drill mock` alone: the standard round, which is the coding round, in the app; the other
-    ways to play are named first (they stay on the terminal once the app has closed)."""
-    say("The standard round: the coding round (write train.py; each phase's checks run when it")
-    say("ends; pushback asks about your own code). Also: drill mock notebook (in Jupyter),")
-    say("drill mock talk (talk-only practice), drill mock resume, drill mock --help.")
-    return cmd_coding(args)
+    ways to play are named first, on the terminal (flushed before the app takes the screen) and
+    in the app as its opening notice (the app's screen hides the terminal while it runs)."""
+    say(STANDARD_INTRO, flush=True)
+    return cmd_coding(args, intro=" ".join(STANDARD_INTRO.split()))
 
 
-def cmd_coding(args: argparse.Namespace) -> int:
+def cmd_coding(args: argparse.Namespace, intro: str = "") -> int:
     from drill.cli.services import open_services
-    from drill.mock.coding.session import CodingSession
 
     with open_services(args) as services:
-        return _play_coding(CodingSession.create(_coding_rounds(), args.minutes), services)
+        return _play_coding(_new_coding_session(args), services, intro)
 
 
 def cmd_coding_resume(args: argparse.Namespace) -> int:
@@ -586,11 +626,11 @@ def cmd_coding_report(round_id: int, markdown: bool) -> int:
     return 0
 
 
-def _play_coding(session: Any, services: Services) -> int:
+def _play_coding(session: Any, services: Services, intro: str = "") -> int:
     from drill.services import ServicesSlot
     from drill.tui.screens.coding_round import CodingApp
 
-    CodingApp(session, ServicesSlot(services)).run()
+    CodingApp(session, ServicesSlot(services), intro=intro).run()
     session.save()
     say(f"Coding round {session.round_id}: {session.script}")
     if session.finished and not session.in_stretch:

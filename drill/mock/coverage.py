@@ -27,6 +27,15 @@ class Coverage(StrEnum):
 
 # Every part of a bullet must be present for it to count as covered.
 COVERED_RATIO = 1.0
+# What a bullet is worth toward a rating that nobody confirms (the coding round's notes and
+# follow-ups): a partial one counts half, though it is never ticked.
+CREDIT = {"covered": 1.0, "partial": 0.5, "missed": 0.0}
+
+
+def credit(statuses: list[str]) -> float:
+    """The bullets' worth, by Coverage value (an unknown value is worth nothing)."""
+    return sum(CREDIT.get(str(status), 0.0) for status in statuses)
+
 
 # concept -> phrases that name it (written plainly; they go through the same stemming as text).
 SYNONYMS: dict[str, list[str]] = {
@@ -55,7 +64,27 @@ SYNONYMS: dict[str, list[str]] = {
         "random number generator",
     ],
     "sampler": ["sampler", "distributedsampler", "distributed sampler", "sampler state"],
-    "checkpoint": ["checkpoint", "ckpt", "checkpointing", "snapshot"],
+    "checkpoint": ["checkpoint", "ckpt", "chkpt", "checkpointing", "snapshot"],
+    # torch.distributed.checkpoint: every rank saves its own shard (so it implies both)
+    "dcp": [
+        "dcp",
+        "torch distributed checkpoint",
+        "distributed checkpoint",
+        "distributed checkpointing",
+        "dist checkpoint",
+        "sharded checkpoint",
+        "sharded checkpointing",
+        "sharded state dict",
+    ],
+    "async": [
+        "async",
+        "asynchronous",
+        "asynchronously",
+        "in the background",
+        "background thread",
+        "non blocking",
+        "nonblocking",
+    ],
     # Another sense of the word: recomputing activations, not saving training state.
     "activationcheckpoint": [
         "activation checkpointing",
@@ -66,12 +95,16 @@ SYNONYMS: dict[str, list[str]] = {
         "selective recomputation",
     ],
     "mtbf": ["mtbf", "mean time between failures", "mean time between failure"],
-    "allreduce": ["allreduce", "all reduce", "all_reduce"],
+    "allreduce": ["allreduce", "all reduce", "all_reduce", "all reduces", "allreduces"],
     "allgather": ["allgather", "all gather", "all_gather"],
     "reducescatter": ["reducescatter", "reduce scatter", "reduce_scatter"],
     "ddp": ["ddp", "distributed data parallel", "distributeddataparallel"],
+    "dataparallel": ["data parallel", "data parallelism", "dp"],
+    "oom": ["oom", "ooms", "out of memory", "out of memory error"],
+    "mfu": ["mfu", "model flops utilization", "model flop utilization", "model flops utilisation"],
     "fsdp": [
         "fsdp",
+        "fsdp1",
         "fsdp2",
         "fully sharded",
         "fully_shard",
@@ -108,7 +141,16 @@ SYNONYMS: dict[str, list[str]] = {
         "step completion rate",
     ],
     "scaler": ["scaler", "amp scaler", "grad scaler", "gradscaler", "loss scaler"],
-    "rank0": ["rank 0", "rank zero", "rank0", "main process", "global rank 0", "leader rank"],
+    "rank0": [
+        "rank 0",
+        "rank zero",
+        "rank0",
+        "main process",
+        "global rank 0",
+        "leader rank",
+        "first rank",
+        "zeroth rank",
+    ],
     "worldsize": ["world size", "world_size", "number of ranks", "num ranks"],
     "hang": ["hang", "hangs", "hung", "deadlock", "stuck"],
     "heartbeat": ["heartbeat", "watchdog", "liveness"],
@@ -191,11 +233,17 @@ RELATED: tuple[tuple[str, ...], ...] = (
     ("validate", "validation", "verify", "check"),
     ("temporary", "temp", "tmp"),
     ("hash", "fingerprint", "digest", "checksum"),
+    ("id", "ids", "identifier", "identifiers"),
+    ("small", "smaller", "smallest"),
+    ("large", "larger", "largest", "big", "bigger"),
+    ("few", "fewer", "fewest"),
+    ("fail", "failure", "crash", "crashed"),
+    ("accumulate", "accumulation", "accum"),
 )
 # Generic qualifiers an answer need not repeat: "the grad scaler" states "scaler state".
 _SOFT = (
     "state states explicit explicitly proper properly clear clearly actual specific whole entire "
-    "full"
+    "full optional optionally"
 )
 
 _STOPWORDS_TEXT = """
@@ -209,7 +257,12 @@ NEGATORS = frozenset(
     {"no", "not", "without", "never", "nor", "dont", "doesnt", "isnt", "cannot", "neither"}
 )
 # Concepts that imply others: an all-reduce is a synchronization point.
-IMPLIES: dict[str, tuple[str, ...]] = {"@allreduce": ("@sync",), "@barrier": ("@sync",)}
+IMPLIES: dict[str, tuple[str, ...]] = {
+    "@allreduce": ("@sync",),
+    "@barrier": ("@sync",),
+    "@dcp": ("@checkpoint", "shard"),
+    "@ddp": ("@dataparallel",),
+}
 # "X instead of Y", "X rather than Y": Y is not what is said
 _NEGATING_PAIRS = frozenset({("instead", "of"), ("rather", "than")})
 NEGATION_SCOPE = 3  # content tokens after a negator that it negates (within one clause)
@@ -217,9 +270,14 @@ NEGATION_SCOPE = 3  # content tokens after a negator that it negates (within one
 _SCOPE_ENDS = "after before when whenever while during on at in since until because so then if"
 SCOPE_ENDS = frozenset(_SCOPE_ENDS.split())
 
-_CLAUSE = re.compile(r"[.;:!?\n]+|,|\bbut\b|\bhowever\b", re.IGNORECASE)
+# A dot inside a name ("torch.distributed.checkpoint", "0.0078") ends no clause.
+_CLAUSE = re.compile(r"[;:!?\n]+|\.(?!\w)|,|\bbut\b|\bhowever\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+")
-_ABBREVIATION = re.compile(r"\(\s*([A-Za-z][\w-]*)\s*\)")
+# A parenthesis after a space (a call such as "checkpoint(block, x)" is left alone): a name in it,
+# "(MTBF)", "(torch.distributed.checkpoint)", is another way to state the part; anything else,
+# "(stage to CPU, write in the background)", "(~16 B/param)", is a detail the part does not need.
+_PARENTHESIS = re.compile(r"(?:(?<=\s)|^)\(([^()]*)\)")
+_NAME = re.compile(r"[A-Za-z][\w-]*(?:\.[A-Za-z_][\w-]*)*")
 
 
 def _undouble(word: str) -> str:
@@ -246,18 +304,63 @@ def stem(word: str) -> str:
     return word
 
 
-STOPWORDS = frozenset(_STOPWORDS_TEXT.split()) | {stem(w) for w in _STOPWORDS_TEXT.split()}
+# Derivational endings folded after stem(), longest first: "determinism", "deterministic" and
+# "determine" share a root, as do "compression"/"compress", "divergence"/"diverge",
+# "compatibility"/"compatible", "mergeable"/"merge". The root is only a matching key.
+_DERIVATIONS = (
+    ("abiliti", ""),
+    ("ibiliti", ""),
+    ("ability", ""),
+    ("ibility", ""),
+    ("istic", ""),
+    ("ation", ""),
+    ("ition", ""),
+    ("enc", ""),  # "divergence" is "divergenc" once stemmed
+    ("ency", ""),
+    ("anc", ""),
+    ("ism", ""),
+    ("ion", ""),
+    ("ity", ""),
+    ("abl", ""),
+    ("ibl", ""),
+    ("ent", ""),
+    ("ic", ""),
+    ("ly", ""),
+    ("at", ""),
+)
+MIN_ROOT = 4
+
+
+def root(word: str) -> str:
+    """A stemmed word with one derivational ending taken off (when at least MIN_ROOT letters
+    stay), the trailing "e" and a doubled consonant too."""
+    for ending, replacement in _DERIVATIONS:
+        if word.endswith(ending) and len(word) - len(ending) >= MIN_ROOT:
+            word = word[: len(word) - len(ending)] + replacement
+            if len(word) > MIN_ROOT and word.endswith("e"):
+                word = word[:-1]
+            return _undouble(word)
+    return word
+
+
+def normal(word: str) -> str:
+    """The matching key of one lower-case word: stemmed, then its derivational root."""
+    return root(stem(word))
+
+
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split()) | {normal(w) for w in _STOPWORDS_TEXT.split()}
 # "X is not needed": a negator right before one of these negates what came before it instead.
 _DISMISSALS = ("need", "needed", "necessary", "required", "useful", "worth", "matter", "help")
-DISMISSALS = frozenset(stem(w) for w in _DISMISSALS)
+DISMISSALS = frozenset(normal(w) for w in _DISMISSALS)
+SCOPE_ENDS |= {normal(w) for w in SCOPE_ENDS}  # "during" is "dur" once stemmed
 
 
 def _words(text: str) -> list[str]:
-    return [stem(w) for w in _WORD.findall(text.lower().replace("'", ""))]
+    return [normal(w) for w in _WORD.findall(text.lower().replace("'", ""))]
 
 
 SOFT = frozenset(_words(_SOFT))
-_RELATED = {stem(word): stem(group[0]) for group in RELATED for word in group}
+_RELATED = {normal(word): normal(group[0]) for group in RELATED for word in group}
 
 
 def _build_phrases() -> dict[tuple[str, ...], str]:
@@ -351,27 +454,55 @@ class BulletCoverage:
         return self.status is Coverage.COVERED
 
 
+def _top_level_parts(bullet: str) -> list[str]:
+    """The bullet split at commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(bullet):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth <= 0:
+            parts.append(bullet[start:i])
+            start = i + 1
+    return [*parts, bullet[start:]]
+
+
 def bullet_parts(bullet: str) -> list[list[str]]:
-    """'a b, c or d' -> [['a b'], ['c', 'd']]: parts (all needed) of alternatives (any one)."""
+    """'a b, c or d' -> [['a b'], ['c', 'd']]: parts (all needed) of alternatives (any one). A
+    name in parentheses ("(MTBF)", "(torch.distributed.checkpoint)") is another way to state its
+    part; other parenthesised text is a detail the part does not need (_PARENTHESIS)."""
     parts = []
-    for part in bullet.split(","):
-        # "failure rate (MTBF)": a one-word parenthesis is another name for the part.
-        abbreviations = _ABBREVIATION.findall(part)
-        part = _ABBREVIATION.sub(" ", part)
+    for part in _top_level_parts(bullet):
+        restated = [p for p in _PARENTHESIS.findall(part) if _NAME.fullmatch(p.strip())]
+        part = _PARENTHESIS.sub(" ", part)
         # "without duplicating or skipping samples": the negation covers both, one alternative
         negated = any(w in NEGATORS for w in _words(part))
-        pieces = [*([part] if negated else re.split(r"\bor\b", part)), *abbreviations]
+        pieces = [*([part] if negated else re.split(r"\bor\b", part)), *restated]
         alternatives = [a.strip() for a in pieces if _content(a)]
         if alternatives:
             parts.append(alternatives)
     return parts
 
 
+LONG_ALTERNATIVE = 4  # content terms from which one plain word may go unsaid
+
+
+def _spareable(term: str) -> bool:
+    """A plain word (no concept, no negation, no number) that a long alternative may lack."""
+    return not term.startswith(("@", "!")) and not term[:1].isdigit()
+
+
 def _alternative_present(alternative: str, terms: set[str]) -> bool:
-    """Every content term of the alternative is in the answer (generic qualifiers aside)."""
+    """Every content term of the alternative is in the answer (generic qualifiers aside); in an
+    alternative of LONG_ALTERNATIVE terms or more, one plain word other than the first may be
+    missing ("slowest rank sets the step time" is stated by "the step time is the slowest
+    rank's"); never a concept, a negated word or a number."""
     words = _content(alternative)
     needed = [w for w in words if w.lstrip("!") not in SOFT] or words
-    return all(w in terms for w in needed)
+    missing = [w for w in needed if w not in terms]
+    if not missing:
+        return True
+    # the first term is the item's subject ("stage 1 shards ..."): never spared
+    one = len(missing) == 1 and missing[0] != needed[0] and _spareable(missing[0])
+    return len(needed) >= LONG_ALTERNATIVE and one
 
 
 def cover_bullet(bullet: str, terms: set[str]) -> BulletCoverage:

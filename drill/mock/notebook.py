@@ -3,13 +3,16 @@
     write_round_notebook(folder / "round.ipynb")   # + drill_data.py beside it (the workspace)
     source = extract_train_py(path)                # the train.py the notebook's cell writes
     cell = find_train_cell(path)                   # the same, with the cell's number
+    notes = notes_cell_text(path)                  # what the user wrote in the notes cell
 
 The notebook has, per phase of the coding round (drill.mock.coding.session.CODING_PHASES), a
 Markdown cell with the phase's prompt (the standard round's, as the coding round's talk track
 uses) and the contract's lines that grade it, then one `%%writefile train.py` cell holding the
-starter, a `!torchrun` cell and a Markdown notes cell. Grading reads the notebook as untrusted
-data (a bounded regular file, valid nbformat) and takes the last code cell that writes train.py;
-nothing in a notebook is ever run here. UI-free and torch-free (nbformat only).
+starter, a `!torchrun` cell and a Markdown notes cell (the talk track and the answers to the
+follow-ups; a notebook round reads it as its notes once something is written there). Grading
+reads the notebook as untrusted data (a bounded regular file, valid nbformat) and takes the last
+code cell that writes train.py; nothing in a notebook is ever run here. UI-free and torch-free
+(nbformat only).
 """
 
 from __future__ import annotations
@@ -256,3 +259,28 @@ def extract_train_py(path: Path) -> str:
     """The source of train.py as the notebook's last `%%writefile train.py` cell writes it
     (without the magic line). Nothing in the notebook is run."""
     return find_train_cell(path).source
+
+
+def _template_lines() -> frozenset[str]:
+    return frozenset(line.strip() for line in _notes_text().splitlines() if line.strip())
+
+
+def notes_cell_text(path: Path) -> str:
+    """What the user wrote in the notebook's notes cell (the Markdown cell with id "notes", else
+    the last Markdown cell that starts with "## Notes"), without the template's own lines (its
+    heading and the phase headings give no rubric credit); "" when nothing else is there or
+    there is no such cell. MockError when the file is not a readable notebook."""
+    cells = read_notebook(path).cells
+    markdown = [c for c in cells if c.get("cell_type") == "markdown"]
+    markdown = [c for c in markdown if isinstance(c.get("source"), str)]
+    cell = next((c for c in markdown if c.get("id") == "notes"), None)
+    if cell is None:
+        cell = next(
+            (c for c in reversed(markdown) if c.source.lstrip().startswith("## Notes")), None
+        )
+    if cell is None:
+        return ""
+    template = _template_lines()
+    kept = [line for line in cell.source.splitlines() if line.strip() not in template]
+    text = "\n".join(kept).strip()
+    return text + "\n" if text else ""

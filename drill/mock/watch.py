@@ -4,7 +4,9 @@ each phase's end that phase's grader phases graded and their verdicts given as l
 the pushback phase grades everything and asks the interviewer's follow-ups about the code
 (drill.mock.coding.pushback), appended to notes.md under ## Q headings to answer there; the end
 grades everything again unless train.py is unchanged since (drill.mock.coding.regrade). A
-stretch phase started after the round (drill.mock.coding.stretch) runs on its own clock here too.
+stretch phase started after the round (drill.mock.coding.stretch) runs on its own clock here too,
+and the stretch phases chosen up front (`drill mock notebook --stretch accum,fsdp2`) start one
+after another, in that order, as the round ends.
 
 UI-free and torch-free: the grader and the clock's time source are passed in, so tests drive a
 round with a fake clock and a fake grader. The CLI (drill/cli/mock_watch.py) loops over step().
@@ -27,7 +29,7 @@ from typing import Any
 from drill.mock.clock import Event, PhaseAdvanced, RoundClock, RoundFinished, Status
 from drill.mock.coding.regrade import remember_source, unchanged_full_grading
 from drill.mock.coding.session import CODING_PHASES, CodingSession
-from drill.mock.coding.stretch import Stretch
+from drill.mock.coding.stretch import Stretch, contract, next_chosen
 from drill.mock.report import clock as fmt_clock
 from drill.text import printable
 
@@ -196,7 +198,19 @@ class RoundWatch:
             rated = list(self.feed_back(self.session))
             if rated:
                 lines.append("Fed back to review: " + ", ".join(rated))
+        if finished:
+            lines += self._next_chosen()
         return lines
+
+    def _next_chosen(self) -> list[str]:
+        """Start the next stretch phase chosen up front, when one is left: its contract."""
+        phase_id = next_chosen(self.session)
+        if phase_id is None:
+            return []
+        self.stretch = Stretch.start(self.session, phase_id)
+        minutes = fmt_clock(self.stretch.clock.phase_remaining_s())
+        head = f"Stretch phase (chosen up front): {self.stretch.title}, {minutes} on its clock"
+        return [printable(line) for line in (head, *contract(phase_id).splitlines())]
 
     def _after_stretch(self, events: list[Event]) -> list[str]:
         stretch = self.stretch
@@ -204,7 +218,8 @@ class RoundWatch:
             return []
         stretch.end()  # saved as done, with its code
         self.stretch = None
-        return [f"Stretch phase over: {stretch.title}", *self._grade((stretch.phase_id,))]
+        lines = [f"Stretch phase over: {stretch.title}", *self._grade((stretch.phase_id,))]
+        return lines + self._next_chosen()
 
     def _ask(self) -> list[str]:
         """The pushback's follow-ups (from the full grading's evidence, else from the code),
@@ -218,7 +233,7 @@ class RoundWatch:
         lines = [f"The interviewer asks (from {where}):"]
         lines += [f"Q{i}. {' '.join(str(q.get('question', '')).split())}"
                   for i, q in enumerate(questions, 1)]  # fmt: skip
-        notes = self.session.notes()
+        notes = self.session.notes_file()
         if not has_block(notes):
             lead = (
                 ""
@@ -227,6 +242,8 @@ class RoundWatch:
             )
             self.session.save(notes=notes + lead + question_block(questions))
         lines.append(f"Answer each under its ## Q heading in {self.session.notes_path}")
+        if self.session.notebook_path is not None:
+            lines.append("(or under ## Q1, ## Q2 ... headings in the notebook's notes cell)")
         return [printable(line) for line in lines]
 
     def _grade(self, phases: tuple[str, ...]) -> list[str]:

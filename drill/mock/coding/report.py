@@ -26,8 +26,8 @@ from drill.mock.coding.stretch import STRETCH_MINUTES, stretch_phases
 from drill.mock.coding.stretch import title as stretch_title
 from drill.mock.coding.stretch import used as stretch_used
 from drill.mock.coding.walkthrough import ModelPart, model_part
-from drill.mock.coverage import Coverage, cover
-from drill.mock.grading import feedback_rating
+from drill.mock.coverage import Coverage, cover, credit
+from drill.mock.grading import HARD
 from drill.mock.report import clock as fmt_clock
 from drill.review.ratings import RATING_NAMES
 from trainer_lab.result import Check, LabResult
@@ -77,8 +77,16 @@ class RubricPrompt:
     deck_id: str | None = None
 
     def rating(self) -> int | None:
-        """The text round's rule: None all covered, Hard at least half, Again otherwise."""
-        return feedback_rating([status == Coverage.COVERED for _, status in self.bullets])
+        """None all covered, Hard at least half (a partial bullet counts half), Again otherwise."""
+        return coverage_rating([status for _, status in self.bullets])
+
+
+def coverage_rating(statuses: list[str]) -> int | None:
+    """The text round's rule on an unconfirmed checklist: None when every bullet is covered,
+    Hard when the bullets are worth at least half (a partial one counts half), else Again."""
+    if not statuses or all(status == Coverage.COVERED for status in statuses):
+        return None
+    return HARD if credit(statuses) * 2 >= len(statuses) else AGAIN
 
 
 @dataclass(frozen=True)
@@ -102,7 +110,7 @@ class FollowUpVerdict:
         """None when unanswered (not examined) or fully covered; else Hard or Again."""
         if not self.answered:
             return None
-        return feedback_rating([status == Coverage.COVERED for _, status in self.bullets])
+        return coverage_rating([status for _, status in self.bullets])
 
 
 @dataclass(frozen=True)

@@ -193,8 +193,33 @@ class CodingSession:
     def code(self) -> str:
         return read_text(self.script) or ""
 
-    def notes(self) -> str:
+    def notes_file(self) -> str:
+        """notes.md: where the app's notes pane and the follow-up questions are written."""
         return read_text(self.notes_path) or ""
+
+    def notes(self) -> str:
+        """The round's notes, as graded: notes.md; in a notebook round, the notebook's notes
+        cell instead once the user has written in it (with notes.md's ## Q block added when
+        the cell has no ## Q headings of its own, so answers there still count)."""
+        written = self.notes_file()
+        path = self.notebook_path
+        if path is None:
+            return written
+        from drill.mock.coding.pushback import HEADING
+        from drill.mock.errors import MockError
+        from drill.mock.notebook import notes_cell_text
+
+        try:
+            cell = notes_cell_text(path)
+        except MockError:
+            return written
+        if not cell:
+            return written
+        lines = written.splitlines()
+        at = next((i for i, line in enumerate(lines) if HEADING.match(line)), None)
+        if at is not None and not any(HEADING.match(line) for line in cell.splitlines()):
+            cell += "\n" + "\n".join(lines[at:]) + "\n"
+        return cell
 
     def save(self, code: str | None = None, notes: str | None = None) -> None:
         if code is not None:

@@ -36,7 +36,14 @@ from drill.mock.clock import PhaseAdvanced, PhaseAlarm, RoundClock, RoundFinishe
 from drill.mock.coding import CONTRACT, grade
 from drill.mock.coding.regrade import remember_source, unchanged_full_grading
 from drill.mock.coding.session import CODING_PHASES, CodingSession
-from drill.mock.coding.stretch import Stretch, remaining_phases
+from drill.mock.coding.stretch import (
+    Stretch,
+    chosen,
+    next_chosen,
+    remaining_phases,
+    stretch_phases,
+    toggle_chosen,
+)
 from drill.mock.coding.stretch import contract as stretch_contract
 from drill.tui.plain import PlainNotices, editable, joined, lines, shown
 from drill.tui.screens.coding_text import reflow, verdict_lines
@@ -105,6 +112,7 @@ class CodingRoundScreen(Screen[None]):
         Binding("f4", "model_answer", "Model answer", priority=True),
         Binding("f8", "report", "Report", priority=True),
         Binding("f9", "stretch", "Stretch", priority=True),
+        Binding("f9", "choose_stretch", "Stretch", show=False, priority=True),  # during the round
         Binding("f5", "full_screen", "Zoom", priority=True),  # the focused pane, full screen
         Binding("escape", "leave", "Leave", priority=True),
         Binding("ctrl+s", "save", "Save", show=False, priority=True),
@@ -122,7 +130,7 @@ class CodingRoundScreen(Screen[None]):
         self._pending: tuple[str, ...] | None = None
         self.notebook = session.notebook_path
         self.code = session.code()
-        self.notes = session.notes()
+        self.notes = session.notes_file()  # notes.md: the app's pane edits it
         self._disk_text = self.code  # train.py as last read or written here
         self._disk_stamp = _stamp(session.script)
         self._conflict = False  # changed on disk while the editor had unsaved edits
@@ -209,6 +217,8 @@ class CodingRoundScreen(Screen[None]):
             return over
         if action == "stretch":
             return over and bool(remaining_phases(self.session))
+        if action == "choose_stretch":
+            return not self.session.finished and bool(stretch_phases())
         return not (action in ("external_editor", "load_file") and self.notebook is not None)
 
     # --- clock ---------------------------------------------------------------------------------
@@ -238,6 +248,8 @@ class CodingRoundScreen(Screen[None]):
                 self.autosave()
                 self.session.snapshot(self.session.clock.phase)
                 self._start_grading(ALL_GRADER_PHASES)  # at the end, everything runs
+                if self._start_next_chosen():
+                    return
                 more = "; F9: a stretch phase" if remaining_phases(self.session) else ""
                 self.notify(
                     "The round is over: all checks run now. F8: the report per phase; "
@@ -245,6 +257,25 @@ class CodingRoundScreen(Screen[None]):
                 )
                 self.refresh_bindings()
         self._render_clock()
+
+    def _start_next_chosen(self) -> bool:
+        """Start the next stretch phase chosen up front, if one is left (True when it did)."""
+        phase_id = next_chosen(self.session)
+        if phase_id is None:
+            return False
+        self._begin_stretch(phase_id)
+        self.notify(f"Chosen up front, it starts now: stretch phase {self.stretch.title}.")
+        return True
+
+    def _begin_stretch(self, phase_id: str) -> None:
+        self.stretch = Stretch.start(self.session, phase_id)
+        self._show_contract(stretch_contract(phase_id))
+        self._render_clock()
+        self.refresh_bindings()
+        if not self.grading:
+            self.query_one("#verdict-text", Static).update(
+                shown(f"ctrl+r grades the stretch phase's checks ({phase_id}).")
+            )
 
     def _handle_stretch(self, events: list) -> None:
         stretch = self.stretch
@@ -256,6 +287,7 @@ class CodingRoundScreen(Screen[None]):
             self._show_contract(CONTRACT)
             self._start_grading((stretch.phase_id,))
             self.notify(f"Stretch over: {stretch.title}. Its checks run now; F8: the report.")
+            self._start_next_chosen()
             self.refresh_bindings()
         self._render_clock()
 
@@ -532,15 +564,28 @@ class CodingRoundScreen(Screen[None]):
         def picked(phase_id: str | None) -> None:
             if phase_id is None or not self.over:
                 return
-            self.stretch = Stretch.start(self.session, phase_id)
-            self._show_contract(stretch_contract(phase_id))
-            self._render_clock()
-            self.refresh_bindings()
-            self.query_one("#verdict-text", Static).update(
-                shown(f"ctrl+r grades the stretch phase's checks ({phase_id}).")
-            )
+            self._begin_stretch(phase_id)
 
-        self.app.push_screen(StretchPickScreen(phases), picked)
+        self.app.push_screen(StretchPickScreen(phases, self.session.scale), picked)
+
+    def action_choose_stretch(self) -> None:
+        """f9 during the round: choose stretch phases up front (each press adds or drops one);
+        they start one after another, in that order, when the round ends."""
+        from drill.tui.screens.coding_stretch import StretchPickScreen
+
+        if self.session.finished:
+            return
+
+        def picked(phase_id: str | None) -> None:
+            if phase_id is None or self.session.finished:
+                return
+            order = toggle_chosen(self.session, phase_id)
+            self.autosave()
+            names = ", ".join(order) if order else "none"
+            self.notify(f"Stretch phases after the round, in this order: {names}")
+
+        screen = StretchPickScreen(list(stretch_phases()), self.session.scale, chosen(self.session))
+        self.app.push_screen(screen, picked)
 
     def action_report(self) -> None:
         if self.session.finished:
@@ -674,10 +719,13 @@ class CodingRoundScreen(Screen[None]):
 class CodingApp(PlainNotices[None]):
     TITLE = "drill mock coding"
 
-    def __init__(self, session: CodingSession, slot: ServicesSlot) -> None:
+    def __init__(self, session: CodingSession, slot: ServicesSlot, *, intro: str = "") -> None:
         super().__init__()
         self.session = session
         self.slot = slot
+        self.intro = intro  # what the command said on the terminal, which the app's screen hides
 
     def on_mount(self) -> None:
         self.push_screen(CodingRoundScreen(self.session, self.slot), lambda _: self.exit())
+        if self.intro:
+            self.notify(self.intro, title="drill mock", timeout=15)

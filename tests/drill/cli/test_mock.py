@@ -328,3 +328,52 @@ def test_resume_offers_a_round_left_in_a_stretch_phase(drill_home, monkeypatch, 
     assert main(["mock", "resume"]) == 0
     assert opened == [(1, True)]
     assert "Resume with: drill mock coding resume 1" in capsys.readouterr().out
+
+
+def test_mock_alone_says_its_intro_before_the_app_takes_the_screen(drill_home, monkeypatch, capsys):
+    from drill.tui.screens import coding_round
+
+    seen: list[tuple[str, str]] = []
+
+    def run(self):  # what the terminal held, and what the app shows, once the app starts
+        seen.append((capsys.readouterr().out, self.intro))
+
+    monkeypatch.setattr(coding_round.CodingApp, "run", run)
+    assert main(["mock"]) == 0
+    printed, shown_in_app = seen[0]
+    assert printed.startswith("The standard round: the coding round")
+    assert "drill mock talk (talk-only practice)" in printed
+    assert "drill mock talk (talk-only practice)" in shown_in_app and "\n" not in shown_in_app
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mock", "--stretch", "fsdp2,accum"],
+        ["mock", "coding", "--stretch", "fsdp2, accum"],
+        ["mock", "notebook", "--stretch", "fsdp2,accum"],
+    ],
+)
+def test_stretch_phases_chosen_up_front_on_the_command_line(drill_home, monkeypatch, argv):
+    from drill.mock.coding.session import CodingSession, default_rounds_dir
+    from drill.mock.coding.stretch import chosen
+    from drill.tui.screens import coding_round
+
+    monkeypatch.setattr(coding_round.CodingApp, "run", lambda self: None)
+    assert main(argv) == 0
+    assert chosen(CodingSession(default_rounds_dir() / "1")) == ["fsdp2", "accum"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["mock", "--stretch", "fsdp3"], "--stretch: no stretch phase 'fsdp3' (there are: accum"),
+        (["mock", "--stretch", ","], "name at least one stretch phase"),
+        (["mock", "talk", "--stretch", "accum"], "unrecognized arguments"),
+        (["mock", "notebook", "x.ipynb", "--stretch", "accum"], "--stretch goes with starting"),
+    ],
+)
+def test_a_wrong_stretch_choice_is_one_line_and_exit_2(drill_home, capsys, argv, message):
+    assert exit_code(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

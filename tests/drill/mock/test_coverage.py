@@ -216,3 +216,74 @@ HELD_OUT_WRONG = [  # an answer that leaves out, or contradicts, part of the ite
 def test_held_out_incomplete_or_contradicting_answers_get_no_credit():
     for answer, bullet in HELD_OUT_WRONG:
         assert not cover(answer, [bullet])[0].covered, (answer, bullet)
+
+
+CHECKPOINT_ITEMS = [  # the 70B follow-up's rubric (drill.mock.followup_table), filled in
+    "Shards the save: each rank writes its own part (torch.distributed.checkpoint), optionally "
+    "async (stage to CPU, write in the background)",
+    "Keeps it atomic across many files: metadata or a commit marker written last, and the "
+    "resume takes committed checkpoints only",
+]
+
+HELD_OUT_DOMAIN_RIGHT = [  # stated in the domain's other names: abbreviations, forms, spellings
+    (
+        "sharded checkpoints (torch.distributed.checkpoint), each rank writes its shard, "
+        "async save",
+        CHECKPOINT_ITEMS[0],
+    ),
+    ("Use DCP: every rank saves its own shard, asynchronously.", CHECKPOINT_ITEMS[0]),
+    ("dist checkpoint with a background thread doing the writes", "DCP, async"),
+    ("all-reduce then the optimizer step", "allreduce before the update"),
+    ("rank zero writes the ckpt", "rank-0 saves the checkpoint"),
+    ("the run is non-deterministic because of floating point", "determinism"),
+    ("a compressed gradient hook", "gradient compression"),
+    ("the replicas diverge after a few hundred steps", "replica divergence"),
+    ("the checkpoint stays compatible with the code", "checkpoint compatibility"),
+    ("MTBF falls as nodes are added", "failure rate (MTBF)"),
+    ("The step time is set by the slowest rank.", "slowest rank sets the step time"),
+]
+
+
+def test_held_out_domain_phrasings_get_credit():
+    for answer, bullet in HELD_OUT_DOMAIN_RIGHT:
+        assert cover(answer, [bullet])[0].covered, (answer, bullet)
+
+
+HELD_OUT_DOMAIN_WRONG = [  # near misses in the same vocabulary
+    ("rank 0 gathers the state dict and calls torch.save", CHECKPOINT_ITEMS[0]),
+    ("save a checkpoint asynchronously from rank 0", CHECKPOINT_ITEMS[0]),
+    ("each rank writes its shard", CHECKPOINT_ITEMS[1]),
+    ("a checkpoint, written by rank 0", "DCP"),
+    ("an all-gather of the parameters", "allreduce before the update"),
+    ("the run is deterministic", "non-deterministic reduction order"),
+    ("shards optimizer state", "stage 1 shards optimizer state"),  # the subject unsaid
+    ("the slowest rank", "slowest rank sets the step time"),  # two of four words
+    ("checkpoint(block, x) around each block", "selective checkpoint(block, x) per transformer"),
+]
+
+
+def test_held_out_domain_near_misses_get_no_credit():
+    for answer, bullet in HELD_OUT_DOMAIN_WRONG:
+        assert not cover(answer, [bullet])[0].covered, (answer, bullet)
+
+
+def test_a_dotted_name_is_one_clause_and_a_name_in_parentheses_is_another_name_for_its_part():
+    assert bullet_parts(
+        "Shards (torch.distributed.checkpoint), optionally async (stage to CPU)"
+    ) == [
+        ["Shards", "torch.distributed.checkpoint"],
+        ["optionally async"],
+    ]
+    assert "@dcp" in answer_terms("torch.distributed.checkpoint.save(state, dir)")
+
+
+def test_a_partial_item_counts_half_toward_a_rating_and_is_never_ticked():
+    from drill.mock.coding.report import coverage_rating
+    from drill.mock.coverage import credit
+
+    assert credit(["covered", "partial", "missed", "?"]) == 1.5
+    assert coverage_rating(["covered", "covered"]) is None
+    assert coverage_rating(["covered", "partial", "missed"]) == 2  # 1.5 of 3: Hard
+    assert coverage_rating(["partial", "partial", "missed", "missed"]) == 1  # 1 of 4: Again
+    assert coverage_rating(["covered", "partial", "missed", "missed"]) == 1  # 1.5 of 4
+    assert not cover("save model and optimizer", ["model, optimizer, scheduler"])[0].covered

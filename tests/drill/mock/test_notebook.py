@@ -366,3 +366,56 @@ def test_grade_and_notebook_help_explain_the_notebook(capsys):
         assert explains in " ".join(out.split())
     _, out, _ = run(["mock", "--help"], capsys)
     assert "\n    notebook " in out
+
+
+def _write_notes_cell(path, text):
+    notebook = nbformat.read(path, as_version=4)
+    cell = next(c for c in notebook.cells if c.get("id") == "notes")
+    cell.source = text
+    nbformat.write(notebook, path)
+
+
+def test_the_notes_cell_is_the_rounds_notes_once_written(tmp_path):
+    from drill.mock.coding.pushback import question_block
+    from drill.mock.notebook import notes_cell_text
+
+    session = CodingSession.create(tmp_path / "rounds", notebook=True)
+    path = session.notebook_path
+    assert notes_cell_text(path) == ""  # the template alone says nothing
+    session.save(notes="from the app\n")
+    assert session.notes() == "from the app\n"  # an untouched cell leaves notes.md in charge
+
+    template = nbformat.read(path, as_version=4).cells[-1].source
+    heading = "### Clarify assumptions"
+    said = f"{heading}\nTwo ranks on one host, checkpoint to local disk."
+    _write_notes_cell(path, template.replace(heading, said))
+    notes = session.notes()
+    assert notes.startswith("Two ranks on one host, checkpoint to local disk.")
+    assert "Monitoring and restart" not in notes  # the template's headings give no credit
+    assert "from the app" not in notes
+
+    # the follow-ups are written into notes.md; answers under the cell's own ## Q headings count
+    session.save(notes=question_block([{"question": "Why step 0?", "source_check": "failed"}]))
+    assert "## Q1 (failed)" in session.notes()  # the cell has none: notes.md's block is added
+    _write_notes_cell(path, "## Notes (talk track)\n\nTwo ranks.\n\n## Q1\nI resume from ckpt.\n")
+    from drill.mock.coding.pushback import answers
+
+    assert answers(session.notes(), 1) == ["I resume from ckpt."]
+
+
+def test_a_broken_notebook_leaves_the_notes_in_notes_md(tmp_path):
+    session = CodingSession.create(tmp_path / "rounds", notebook=True)
+    session.save(notes="kept\n")
+    session.notebook_path.write_text("{ not json")
+    assert session.notes() == "kept\n"
+
+
+def test_the_notes_cell_is_found_by_its_heading_when_its_id_changed(tmp_path):
+    from drill.mock.notebook import notes_cell_text
+
+    path = notebook_file(
+        tmp_path / "n.ipynb",
+        new_markdown_cell("# intro"),
+        new_markdown_cell("## Notes (talk track)\n\nsampler state and RNG per rank"),
+    )
+    assert notes_cell_text(path) == "sampler state and RNG per rank\n"

@@ -263,3 +263,25 @@ def test_a_stretch_phase_saved_mid_way_runs_on_in_the_watch(tmp_path, clock):
     assert [call[0] for call in grader.calls] == [("accum",)]
     assert watch.finished
     assert not CodingSession(again.folder).in_stretch
+
+
+def test_stretch_phases_chosen_up_front_run_after_the_round_in_their_order(tmp_path, clock):
+    from drill.mock.coding.stretch import choose
+
+    watch, grader = new_watch(tmp_path, clock)
+    choose(watch.session, ["throughput", "accum"])
+    watch.session.save()
+    watch.start()
+    clock.advance(55 * 60 + 1)  # the round's time is up
+    lines = watch.step()
+    assert "Time is up: the round is over. Grading everything." in lines
+    assert any(line.startswith("Stretch phase (chosen up front): A throughput") for line in lines)
+    assert not watch.finished and watch.status_line().startswith("Stretch: A throughput target")
+    clock.advance(10 * 60 + 1)
+    lines = watch.step()
+    assert lines[0] == "Stretch phase over: A throughput target in samples/s"
+    assert any(line.startswith("Stretch phase (chosen up front): Gradient accum") for line in lines)
+    clock.advance(10 * 60 + 1)
+    watch.step()
+    assert watch.finished
+    assert [c[0] for c in grader.calls][-2:] == [("throughput",), ("accum",)]

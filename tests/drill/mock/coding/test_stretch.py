@@ -64,3 +64,34 @@ def test_the_report_shows_a_stretch_phase_with_its_checks_and_walkthrough(tmp_pa
     assert "- [ ] `amp.loss_scaled`: no scaler seen" in section
     assert "The scaler multiplies the loss before backward" in section
     assert "GradScaler" in section  # the stretch phase's model answer
+
+
+def test_stretch_phases_chosen_up_front_are_kept_in_order_and_survive_a_resume(tmp_path):
+    from drill.mock.coding.stretch import choose, chosen, next_chosen, parse_choice, toggle_chosen
+
+    assert parse_choice("fsdp2, ACCUM,fsdp2") == ["fsdp2", "accum"]
+    for bad in ("fsdp3", "", " , "):
+        try:
+            parse_choice(bad)
+        except ValueError as error:
+            assert "fsdp3" in str(error) or "at least one" in str(error)
+        else:
+            raise AssertionError(f"{bad!r} was accepted")
+    clock = FakeClock()
+    session = CodingSession.create(tmp_path / "rounds", now=clock)
+    choose(session, ["fsdp2", "accum"])
+    session.save()
+    again = CodingSession(session.folder, now=clock)
+    assert chosen(again) == ["fsdp2", "accum"] and next_chosen(again) == "fsdp2"
+    assert not again.in_stretch  # chosen is not started
+    stretch = Stretch.start(again, "fsdp2")
+    stretch.end()  # the phase's own record keeps the choice
+    after = CodingSession(session.folder)
+    assert chosen(after) == ["fsdp2", "accum"] and next_chosen(after) == "accum"
+    assert toggle_chosen(after, "fsdp2") == ["accum"]
+    assert toggle_chosen(after, "amp") == ["accum", "amp"]
+
+
+def test_a_stretch_phase_in_a_scaled_round_runs_scaled_minutes(tmp_path):
+    session = CodingSession.create(tmp_path / "rounds", minutes=11, now=FakeClock())
+    assert Stretch.start(session, "amp").clock.total_budget_s == 120  # 10 min x 11/55

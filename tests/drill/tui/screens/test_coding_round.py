@@ -214,3 +214,13 @@ def test_the_contract_pane_reflows_paragraphs_and_keeps_indented_blocks():
     assert "resume by itself from the newest complete checkpoint in DIR;" in text
     assert '\n       {"step": 5, "loss": 0.41,' in text  # the JSON example stays a block
     assert "\n  torn         killed in the middle of writing the k-th file of the save" in text
+
+
+@run_async
+async def test_the_app_shows_the_intro_the_terminal_printed_before_it(tmp_path):
+    session = CodingSession.create(tmp_path / "rounds")
+    app = CodingApp(session, app_slot(), intro="The standard round: the coding round.")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        notes = [n.message for n in app._notifications]
+        assert "The standard round: the coding round." in notes

@@ -1,5 +1,6 @@
-"""Stretch phases on the coding screen: offered (f9) only once the round is over, each on its own
-10-minute clock with its own contract, graded with its own checks on ctrl+r and when its time
+"""Stretch phases on the coding screen: started (f9) once the round is over, or chosen (f9) during
+it and then started in that order as it ends; each on its own 10-minute clock (scaled like the
+round) with its own contract, graded with its own checks on ctrl+r and when its time
 is up; a resume mid-stretch goes on with its clock paused."""
 
 from __future__ import annotations
@@ -33,9 +34,12 @@ async def test_after_the_round_f9_starts_a_stretch_phase_graded_by_its_own_check
     session = CodingSession.create(tmp_path / "rounds", now=clock)
     app = CodingApp(session, app_slot())
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("f9")
-        await pilot.pause()
-        assert not isinstance(app.screen, StretchPickScreen)  # not during the round
+        await pilot.press("f9")  # during the round: only chooses for later (escape: none)
+        await until(pilot, lambda: isinstance(app.screen, StretchPickScreen))
+        assert app.screen.chosen == []
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, StretchPickScreen))
+        assert app.screen.stretch is None
         await pilot.press("f10", "y")
         await until(pilot, lambda: not app.screen.grading)
         assert "f9 Stretch" in screen_text(app).splitlines()[-1]
@@ -85,3 +89,62 @@ async def test_a_round_left_mid_stretch_resumes_in_it(tmp_path, monkeypatch):
         header = screen_text(app).splitlines()[0]
         assert "Stretch: Autocast and a loss scaler" in header and "7:55 left" in header
         assert "PAUSED" in header
+
+
+@run_async
+async def test_stretch_phases_chosen_during_the_round_run_after_it_in_that_order(
+    tmp_path, monkeypatch
+):
+    graded: list[tuple[str, ...]] = []
+    monkeypatch.setattr(coding_round, "grade", recording_grader(graded))
+    clock = FakeClock()
+    session = CodingSession.create(tmp_path / "rounds", now=clock)
+    app = CodingApp(session, app_slot())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f9")  # during the round: choose up front
+        await until(pilot, lambda: isinstance(app.screen, StretchPickScreen))
+        assert "run in the order chosen" in screen_text(app)
+        await pilot.press("down", "down", "enter")  # DDP to FSDP2 first
+        await until(pilot, lambda: not isinstance(app.screen, StretchPickScreen))
+        await pilot.press("f9")
+        await until(pilot, lambda: isinstance(app.screen, StretchPickScreen))
+        assert "1. DDP to FSDP2" in screen_text(app)
+        await pilot.press("enter")  # then gradient accumulation
+        await until(pilot, lambda: not isinstance(app.screen, StretchPickScreen))
+        assert app.screen.stretch is None  # nothing runs before the round ends
+        await pilot.press("f10", "y")
+        await until(pilot, lambda: app.screen.stretch is not None)
+        assert "Stretch: DDP to FSDP2" in screen_text(app).splitlines()[0]
+        await until(pilot, lambda: not app.screen.grading)
+        clock.advance(601)
+        app.screen.tick_now()
+        await until(pilot, lambda: app.screen.stretch is not None and not app.screen.grading)
+        assert "Stretch: Gradient accumulation" in screen_text(app).splitlines()[0]
+        clock.advance(601)
+        app.screen.tick_now()
+        await until(pilot, lambda: app.screen.stretch is None and not app.screen.grading)
+    assert graded[1:] == [("fsdp2",), ("accum",)]
+    assert remaining_phases(CodingSession(session.folder)) == ["amp", "throughput"]
+
+
+@run_async
+async def test_the_stretch_picker_shows_the_scaled_minutes_of_a_scaled_round(tmp_path, monkeypatch):
+    monkeypatch.setattr(coding_round, "grade", recording_grader([]))
+    session = CodingSession.create(tmp_path / "rounds", minutes=11, now=FakeClock())
+    session.clock.finish()
+    session.save()
+    app = CodingApp(session, app_slot())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f9")
+        await until(pilot, lambda: isinstance(app.screen, StretchPickScreen))
+        text = screen_text(app)
+        assert "Stretch phase: 2 minutes each" in text and "10 minutes" not in text
+
+
+def test_minutes_label_reads_whole_and_odd_minutes():
+    from drill.tui.screens.coding_stretch import minutes_label
+
+    assert minutes_label(1.0) == "10 minutes"
+    assert minutes_label(0.1) == "1 minute"
+    assert minutes_label(0.25) == "2 min 30 s"
+    assert minutes_label(0.05) == "30 s"
