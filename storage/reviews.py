@@ -256,6 +256,19 @@ class ReviewRepository:
             ).all()
         return {card_id: float(stability) for card_id, stability in rows}
 
+    def unreviewed_since_reset(self) -> set[str]:
+        """Ids of the cards new now (a card_state row without a state) that have logged
+        reviews: each was reset after its last one (reset_schedule keeps the log). Read raw,
+        as log_read is: one damaged row never fails the query."""
+        query = (
+            f"SELECT DISTINCT s.card_id FROM {CardState.__tablename__} AS s "
+            f"JOIN {ReviewLog.__tablename__} AS r ON r.card_id = s.card_id "
+            "WHERE s.state IS NULL"
+        )
+        with self.db.unit() as session:
+            result = session.connection().exec_driver_sql(query)
+            return {card_id for (card_id,) in result if isinstance(card_id, str)}
+
     def log_rows(self) -> list[LogRow]:
         """Every sound review_log row, oldest first (by time, then id); see log_read."""
         return self.log_read().rows

@@ -15,6 +15,7 @@ values; `Snapshot.notice` says how many were skipped (see: drill db check).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -46,19 +47,12 @@ class Snapshot:
     @property
     def damaged(self) -> list[str]:
         """Ids of the cards skipped because their stored row holds values drill never writes."""
-        return sorted(card_id for card_id, row in self.schedules.items() if row.damaged)
+        return damaged_ids(self.schedules)
 
     @property
     def notice(self) -> str | None:
         """One line for the user when cards were skipped, else None."""
-        damaged = self.damaged
-        if not damaged:
-            return None
-        first = ", ".join(damaged[:3]) + (", ..." if len(damaged) > 3 else "")
-        return (
-            f"{len(damaged)} card(s) skipped: their stored schedule holds values drill never "
-            f"writes ({first}; see: drill db check)"
-        )
+        return damaged_notice(self.schedules)
 
     def introduced_since(self, since: datetime) -> int:
         return sum(
@@ -67,6 +61,24 @@ class Snapshot:
 
 
 EMPTY = Snapshot(schedules={})
+
+
+def damaged_ids(schedules: Mapping[str, ScheduleRow]) -> list[str]:
+    """Ids of the cards skipped because their stored row holds values drill never writes."""
+    return sorted(card_id for card_id, row in schedules.items() if row.damaged)
+
+
+def damaged_notice(schedules: Mapping[str, ScheduleRow]) -> str | None:
+    """One line for the user when cards were skipped (damaged rows), else None. The ids are
+    as stored: a screen shows the line as text (drill.tui.plain), never as markup."""
+    damaged = damaged_ids(schedules)
+    if not damaged:
+        return None
+    first = ", ".join(damaged[:3]) + (", ..." if len(damaged) > 3 else "")
+    return (
+        f"{len(damaged)} card(s) skipped: their stored schedule holds values drill never "
+        f"writes ({first}; see: drill db check)"
+    )
 
 
 def read_snapshot(db_path: Path, *, strict: bool = False) -> Snapshot | None:

@@ -53,8 +53,9 @@ def cmd_cards(args: argparse.Namespace) -> int:
         raise QueryError(f"bad query: {query.hint}")
     with open_services(args) as services:
         rows = browse.build_rows(services.decks, services.db.path)
+        day_start_hour = services.settings.day_start_hour
     now = datetime.now(UTC)
-    found, _ = browse.search(rows, text, now)
+    found, _ = browse.search(rows, text, now, day_start_hour=day_start_hour)
     if args.json:
         print(json.dumps([row_json(row, now) for row in found], indent=2))
         return 0

@@ -26,9 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from drill.files import read_regular
+from drill.review.queue import due_at, next_day_start
 from drill.review.stats import state_name
+from drill.settings import Settings
 from storage import stats_queries as q
 
+DEFAULT_DAY_START_HOUR = Settings().day_start_hour
 LEVELS = ("easy", "medium", "hard")
 IS_VALUES = ("suspended", "due", "new", "leech", "buried", "learning", "young", "mature")
 KEYS = ("tag", "level", "deck", "is")
@@ -53,6 +56,7 @@ class CardRow:
     path: Path | None = None
     line: int = 1
     state: str = "new"  # new | learning | young | mature
+    fsrs_state: int | None = None  # as stored: 1 learning, 2 review, 3 relearning; None new
     due: datetime | None = None
     suspended: bool = False
     buried_until: datetime | None = None
@@ -79,13 +83,14 @@ class CardRow:
     def is_buried(self, now: datetime) -> bool:
         return self.buried_until is not None and self.buried_until > now
 
-    def is_due(self, now: datetime) -> bool:
+    def is_due(self, now: datetime, day_end: datetime | None = None) -> bool:
+        """Due as the review queue has it (queue.due_at): a review card for its whole learner
+        day, which ends at `day_end`; the others at their time."""
         return (
             self.state != "new"
             and not self.suspended
             and not self.is_buried(now)
-            and self.due is not None
-            and self.due <= now
+            and due_at(self.fsrs_state, self.due, now, day_end)
         )
 
     def flags(self, now: datetime) -> str:
@@ -170,11 +175,11 @@ def _terms(found: dict[str, list[str]]) -> Terms:
     )
 
 
-def _matches_is(row: CardRow, what: str, now: datetime) -> bool:
+def _matches_is(row: CardRow, what: str, now: datetime, day_end: datetime) -> bool:
     if what == "suspended":
         return row.suspended
     if what == "due":
-        return row.is_due(now)
+        return row.is_due(now, day_end)
     if what == "buried":
         return row.is_buried(now)
     if what == "leech":
@@ -182,35 +187,48 @@ def _matches_is(row: CardRow, what: str, now: datetime) -> bool:
     return row.state == what  # new | learning | young | mature
 
 
-def matches(row: CardRow, query: Query, now: datetime) -> bool:
+def matches(row: CardRow, query: Query, now: datetime, day_end: datetime | None = None) -> bool:
+    """Whether `row` matches `query` at `now`; `day_end` (when the learner's next day starts,
+    default: at the default day start hour) bounds `is:due` for review cards."""
+    if day_end is None:
+        day_end = next_day_start(now, DEFAULT_DAY_START_HOUR)
     if query.levels and row.level not in query.levels:
         return False
     if query.tags and not row.tag_set.issuperset(query.tags):
         return False
     if any(d not in row.deck_text for d in query.decks):  # id or title contains it
         return False
-    if any(not _matches_is(row, what, now) for what in query.is_):
+    if any(not _matches_is(row, what, now, day_end) for what in query.is_):
         return False
     if not all(word in row.text for word in query.words):
         return False
-    return not _any_term(row, query.negated, now)
+    return not _any_term(row, query.negated, now, day_end)
 
 
-def _any_term(row: CardRow, terms: Terms, now: datetime) -> bool:
+def _any_term(row: CardRow, terms: Terms, now: datetime, day_end: datetime) -> bool:
     """Whether the row matches at least one of `terms` (each taken alone)."""
     return (
         row.level in terms.levels
         or any(tag in row.tag_set for tag in terms.tags)
         or any(d in row.deck_text for d in terms.decks)
-        or any(_matches_is(row, what, now) for what in terms.is_)
+        or any(_matches_is(row, what, now, day_end) for what in terms.is_)
         or any(word in row.text for word in terms.words)
     )
 
 
-def search(rows: Sequence[CardRow], text: str, now: datetime) -> tuple[list[CardRow], Query]:
-    """Rows matching `text` in their order, and the parsed query (for its hint)."""
+def search(
+    rows: Sequence[CardRow],
+    text: str,
+    now: datetime,
+    *,
+    day_start_hour: int | None = None,
+) -> tuple[list[CardRow], Query]:
+    """Rows matching `text` in their order, and the parsed query (for its hint). The learner's
+    day starts at `day_start_hour` (Settings.day_start_hour; default its default)."""
     query = parse_query(text)
-    return [row for row in rows if matches(row, query, now)], query
+    hour = DEFAULT_DAY_START_HOUR if day_start_hour is None else day_start_hour
+    day_end = next_day_start(now, hour)
+    return [row for row in rows if matches(row, query, now, day_end)], query
 
 
 # --- building rows ------------------------------------------------------------------------------
@@ -244,6 +262,7 @@ def apply_states(rows: Iterable[CardRow], db_path: Path) -> None:
     for row in rows:
         state = states.get(row.card_id)
         row.state = state_name(state)
+        row.fsrs_state = state.state if state else None
         row.due = state.due if state else None
         row.suspended = bool(state and state.suspended)
         row.buried_until = state.buried_until if state else None

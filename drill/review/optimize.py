@@ -109,7 +109,8 @@ def review_histories(
     `day_start_hour` local time (`tz`, default the machine's), as drill's "today" does, and
     delta_t counts learner days, as the scheduler does (drill.times.days_between). A review of
     a card as new after earlier reviews follows a reset (the browser's "reset"): the card's
-    history starts afresh there, and the reviews before it are left out, as Anki's fit does."""
+    history starts afresh there, and the reviews before it are left out, as Anki's fit does;
+    a card reset after its last review has no history (since_last_reset)."""
     by_card: dict[str, list[LoggedReview]] = defaultdict(list)
     for review in reviews:
         by_card[review.card_id].append(review)
@@ -131,10 +132,13 @@ def review_histories(
 
 def since_last_reset(history: Sequence[LoggedReview]) -> list[LoggedReview]:
     """One card's reviews (oldest first) from its last reset on: the last review made while the
-    card was new that follows an earlier review."""
+    card was new that follows an earlier review, or none when the card was reset after its
+    last review (`reset_after`, read from the card's state: new again)."""
     start = 0
     for index, review in enumerate(history):
-        if index > 0 and review.state == NEW:
+        if review.reset_after:
+            start = index + 1
+        elif index > 0 and review.state == NEW:
             start = index
     return list(history[start:])
 

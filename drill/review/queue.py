@@ -20,6 +20,7 @@ from drill.settings import Settings
 from drill.times import day_start, next_day_start
 from drill.times import learner_date as learner_date  # re-exported: the fit and stats use it
 from storage.snapshot import ScheduleRow, Snapshot
+from storage.snapshot import damaged_notice as damaged_notice  # re-exported: home says it
 
 REVIEW_STATE = 2  # fsrs State.Review, as stored in card_state.state
 
@@ -73,14 +74,23 @@ def is_new(row: ScheduleRow | None) -> bool:
 
 
 def is_due(row: ScheduleRow, now: datetime, day_end: datetime | None = None) -> bool:
-    """Whether a scheduled card is due at `now`. A review card is due by day: from the start of
-    its due learner day, so anything due before `day_end` (when the next day starts) is due now;
-    a learning or relearning card is due at its time. Without `day_end`, by time for all."""
-    if row.due is None:
+    """Whether a scheduled card is due at `now` (see due_at)."""
+    return due_at(row.state, row.due, now, day_end)
+
+
+def due_at(
+    state: int | None, due: datetime | None, now: datetime, day_end: datetime | None = None
+) -> bool:
+    """Whether a card in fsrs `state` stored as due at `due` is due at `now`: the one rule the
+    queue, custom study and the browser's `is:due` share. A review card is due by day: from the
+    start of its due learner day, so anything due before `day_end` (when the next day starts)
+    is due now; a learning or relearning card is due at its time. Without `day_end`, by time
+    for all."""
+    if due is None:
         return False
-    if row.state == REVIEW_STATE and day_end is not None:
-        return row.due < day_end
-    return row.due <= now
+    if state == REVIEW_STATE and day_end is not None:
+        return due < day_end
+    return due <= now
 
 
 def new_remaining(new_limit: int, introduced_today: int) -> int:

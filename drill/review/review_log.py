@@ -9,6 +9,11 @@ left out, as Anki's optimizer leaves out filtered-deck reviews that did not resc
 was seen early on purpose, and fitting FSRS to those reviews would skew the personal parameters.
 Such a row is recognised by its state after: a real review sets `last_review` to its own time,
 a kept schedule leaves the earlier one.
+
+A reset (the browser's "reset": the card is new again, its log kept) writes no log row. The fit
+starts the card's history afresh after it (drill.review.optimize.since_last_reset): a later
+review of the card is one of a new card; a card not reviewed since is new now, and its reviews
+come back marked `reset_after`.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ class LoggedReview:
     rating: int  # 1 Again .. 4 Easy
     state: int  # before the review: 0 New, 1 Learning, 2 Review, 3 Relearning
     duration_ms: int
+    reset_after: bool = False  # the card was reset after this review (and not reviewed since)
 
 
 def _state_before(text: str | None) -> int:
@@ -72,12 +78,14 @@ def read_review_log_counted(
     """Every review in the log (of the decks in `deck_ids`, when given), oldest first, and
     how many rows were left out as damaged (values drill never writes, storage.domains: an
     unparsable time, a rating outside 1..4). Custom-study ratings that kept the card's
-    schedule (see the module docstring) are left out too, not counted."""
+    schedule (see the module docstring) are left out too, not counted. The reviews of a
+    card reset since them come marked `reset_after`."""
     read = db.review.log_read()
+    reset = db.review.unreviewed_since_reset()
     reviews = [
         LoggedReview(
             r.card_id, _utc(r.reviewed_at), r.rating, _state_before(r.state_before),
-            max(0, int(r.duration_ms or 0)),
+            max(0, int(r.duration_ms or 0)), r.card_id in reset,
         )
         for r in read.rows
         if (deck_ids is None or r.deck_id in deck_ids)

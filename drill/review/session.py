@@ -4,7 +4,11 @@ bury and suspend. No UI: the TUI (drill/tui) and tests drive it.
 A card due within `learn_ahead_minutes` (Again on a new card: 1-10 min) is a learning card of
 this session, whether it was rated in this session or found so when the session opened: once
 due it goes before the remaining cards, and when nothing else is left it is shown early, as
-Anki does.
+Anki does. A review card is due for its whole learner day (queue.is_due), so one due later
+today is an ordinary due card, never held back as a learning one.
+
+Cards whose stored row holds values drill never writes are skipped; `notice` says so, once per
+session, for the screen to show.
 
 `u` undoes the last action of the session, rating, bury or suspend, and again the one before
 (a stack): each undo restores the card's stored state and makes it the current card again.
@@ -21,7 +25,7 @@ from datetime import datetime, timedelta
 from drill.decks.loader import DeckSet
 from drill.decks.models import Card
 from drill.errors import StorageError
-from drill.review.queue import QueueEntry, next_day_start, queue_for, review_day
+from drill.review.queue import QueueEntry, is_due, next_day_start, queue_for, review_day
 from drill.review.scheduler import make_scheduler, preview_intervals, rate_card
 from drill.review.study import StudyFilter, study_queue
 from drill.settings import Settings, load_settings
@@ -89,6 +93,7 @@ class ReviewSession:
         snapshot = read_snapshot(db.path, strict=True)  # damaged: storage DatabaseError
         if snapshot is None:  # open_database() migrated it, so only a newer drill gets here
             raise StorageError(f"cannot read the schedule from {db.path}")
+        self.notice: str | None = snapshot.notice  # cards skipped as damaged, or None
         started = now()
         self._started = started
         self.study = study
@@ -103,8 +108,12 @@ class ReviewSession:
             entries = []
             for entry in queue_for(decks.outline(), snapshot.schedules, started, day, deck_id):
                 row = snapshot.schedules.get(entry.card_id)
-                if row is not None and row.due is not None and row.due > started:
-                    self._add_learning(row.due, entry)  # learn-ahead, as if rated just now
+                if (
+                    row is not None
+                    and row.due is not None
+                    and not is_due(row, started, day.next_start)
+                ):  # learn-ahead, as if rated just now; a review card is due all its day
+                    self._add_learning(row.due, entry)
                 else:
                     entries.append(entry)
         self._hashes = {cid: row.content_hash for cid, row in snapshot.schedules.items()}
@@ -113,6 +122,7 @@ class ReviewSession:
         self._states: dict[str, StateDict | None] = {}
         self._undo: list[_Undoable] = []
         self.leech_notice: str | None = None  # set by the rating that made a card a leech
+        self._leech_notices: list[str] = []  # since the screen last took them (take_notices)
         self._reviewed = 0
         self._again = 0
         self._current: QueuedCard | None = None
@@ -208,7 +218,8 @@ class ReviewSession:
         self.leech_notice = None
         if rated.leech_hit:
             done = "suspended" if rated.after.get("suspended") else "tagged leech"
-            self.leech_notice = f"Leech: lapsed {rated.after['lapses']} times, {done}"
+            self.leech_notice = f"Leech: {card.id} lapsed {rated.after['lapses']} times, {done}"
+            self._leech_notices.append(self.leech_notice)
         if ahead:
             if rating == 1:  # once more at the end of the study session
                 self._queue.append(entry)
@@ -225,6 +236,12 @@ class ReviewSession:
         self._queue = deque(e for e in self._queue if e.card_id != card_id)
         self._learning = [item for item in self._learning if item[2].card_id != card_id]
         return found or learning
+
+    def take_notices(self) -> list[str]:
+        """The leech notices of every rating since the last call, oldest first, each naming its
+        card (an exercise or a lab rates several cards at once; each one's notice is kept)."""
+        notices, self._leech_notices = self._leech_notices, []
+        return notices
 
     def undo(self) -> bool:
         """Undo the last action of this session (rating: state restored, log row deleted;

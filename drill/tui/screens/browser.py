@@ -165,7 +165,9 @@ class BrowserScreen(TypesAhead, Screen[None]):
 
     def refilter(self, force: bool = False) -> None:
         text = self.query_one("#browse-query", Input).value
-        found, query = browse.search(self.rows, text, self.now())
+        found, query = browse.search(
+            self.rows, text, self.now(), day_start_hour=self.day_start_hour
+        )
         if (query.hint or "") != self._hint:
             self._hint = query.hint or ""
             self.query_one("#browse-hint", Static).update(plain.shown(self._hint))

@@ -9,8 +9,9 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from drill.review.queue import damaged_notice
 from drill.tui.formatting import format_next_due
-from drill.tui.plain import cells
+from drill.tui.plain import cells, shown
 
 if TYPE_CHECKING:
     from drill.review.due import FirstPaint
@@ -47,6 +48,9 @@ class HomeScreen(Screen[None]):
         table.add_columns("Deck", "Due", "New", "Next due")
         yield table
         yield Static("", id="home-totals")
+        notice = Static("", id="home-notice")  # cards skipped as damaged; hidden when none
+        notice.display = False
+        yield notice
         yield Footer(show_command_palette=False)  # every key fits at 80 columns
 
     def on_mount(self) -> None:
@@ -99,7 +103,14 @@ class HomeScreen(Screen[None]):
             )
         else:
             totals.update("No decks found. Add YAML decks with --decks DIR or DRILL_DECKS.")
+        self._show_notice(damaged_notice(data.schedules))
         self.refresh_bindings()
+
+    def _show_notice(self, notice: str | None) -> None:
+        """A status line under the totals while some cards are skipped as damaged."""
+        line = self.query_one("#home-notice", Static)
+        line.update(shown(notice or "", "yellow"))
+        line.display = notice is not None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -384,7 +384,9 @@ class LabPanelScreen(Screen[int | None]):
         if not saved.ok:
             self.notify(str(saved.notice), severity="error", timeout=8)
             return
-        self.notify(f"Rated {RATING_NAMES[rating]}", timeout=3)
+        card = self.service.card  # the card the lab rated, named: never "whatever is current"
+        named = f": {card.id}" if card is not None else ""
+        self.notify(f"Rated {RATING_NAMES[rating]}{named}", timeout=3)
         self.dismiss(rating)
 
     def action_results(self) -> None:

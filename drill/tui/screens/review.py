@@ -132,6 +132,7 @@ class ReviewScreen(Screen[None]):
             self.session = self._new_session(app.services)
         if self.session is not None:
             self._first = None
+            self._skipped_notice(self.session)
             await self._show_from_session()
             return
         first, self._first = self._first, None
@@ -177,7 +178,14 @@ class ReviewScreen(Screen[None]):
         done = actions.read(lambda: services.review_session(self.deck_id))
         if not done.ok:
             self.notify(str(done.notice), severity="error", timeout=8)
+        if done.value is not None:
+            self._skipped_notice(done.value)
         return done.value
+
+    def _skipped_notice(self, session: ReviewSession) -> None:
+        """Once per session: the cards left out because their stored row is damaged."""
+        if session.notice:  # PlainNotices: shown as text, control characters made visible
+            self.notify(session.notice, title="Review", severity="warning", timeout=10)
 
     async def on_services_loaded(self) -> None:
         """Called by the app when its services finished loading."""
@@ -341,8 +349,9 @@ class ReviewScreen(Screen[None]):
             await self._show_from_session()
 
     def _leech_notice(self) -> None:
-        if self.session is not None and self.session.leech_notice:
-            self.notify(self.session.leech_notice, severity="warning", timeout=6)
+        """One notice per card the last ratings made a leech (an exercise rates several)."""
+        for notice in self.session.take_notices() if self.session is not None else []:
+            self.notify(notice, severity="warning", timeout=6)
 
     async def action_undo(self) -> None:
         session = self.session
@@ -439,6 +448,7 @@ class ReviewScreen(Screen[None]):
             if rating is not None and shown_id in rated:
                 self.call_later(self._show_after_lab, rating, "exercise")
             elif rated:  # other cards were rated: the one on screen is still to do
+                self._leech_notice()
                 self._update_status()
                 self._sync_footer()
 

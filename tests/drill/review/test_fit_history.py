@@ -42,6 +42,30 @@ def test_a_reset_starts_the_cards_history_afresh(tmp_path: Path) -> None:
     assert sorted(histories) == sorted([[(3, 0), (2, 3)], [(3, 0), (3, 3)]])  # a after; b
 
 
+def test_a_card_reset_and_not_reviewed_since_has_no_history_in_the_fit(tmp_path: Path) -> None:
+    db = open_database(tmp_path / "drill.sqlite3")
+    try:
+        settings = Settings()
+        scheduler = make_scheduler(settings, fuzzing=False)
+
+        def rate(card: str, days: float, rating: int) -> None:
+            rate_card(db, card, "d", rating, content_hash=None, now=T0 + timedelta(days=days),
+                      settings=settings, scheduler=scheduler)  # fmt: skip
+
+        for card in ("a", "b"):
+            for days, rating in ((0, 3), (2, 3), (6, 1)):
+                rate(card, days, rating)
+        db.review.set_suspended("c", "d", True)  # a flag-only row: new, never reviewed
+        assert db.review.reset_schedule("a")  # the last thing that happened to a
+        reviews = read_review_log(db)
+    finally:
+        db.close()
+    assert len(reviews) == 6  # the log keeps a's reviews (the CSV export shows them)
+    assert {r.card_id for r in reviews if r.reset_after} == {"a"}
+    histories = review_histories(reviews, day_start_hour=4, tz=UTC)
+    assert sorted(histories) == [[(3, 0), (3, 2)], [(3, 0), (3, 2), (1, 4)]]  # b's only
+
+
 def test_the_fit_and_the_scheduler_count_the_same_learner_days() -> None:
     evening = datetime(2026, 3, 28, 21, 0, tzinfo=UTC)  # 22:00 CET, the eve of the DST change
     for hours in (5, 6, 30, 31):

@@ -15,6 +15,7 @@ from drill.review.session import ReviewSession
 from drill.settings import Settings
 from storage.db import open_database
 from tests.support.clocks import Clock
+from tests.support.review_logs import LogBuilder
 
 
 def session_for(deck_dir: Path, clock: Clock) -> ReviewSession:
@@ -93,3 +94,19 @@ def test_an_unknown_card_raises_and_writes_nothing(deck_dir: Path, clock: Clock)
         session.rate_card("alpha", "basics", 5, 0)
     assert log() == []
     assert session.current is not None and session.current.card.id == "alpha"
+
+
+def test_each_leech_of_several_ratings_is_kept_and_named(deck_dir: Path, clock: Clock) -> None:
+    log_builder = LogBuilder(database_path())
+    for card_id, lapses in (("alpha", 7), ("beta", 0), ("gamma", 7)):  # threshold 8
+        log_builder.card(card_id, "basics", due=clock.now - timedelta(days=1), lapses=lapses)
+    log_builder.write()
+    session = session_for(deck_dir, clock)
+    assert session.current is not None and session.current.card.id == "alpha"
+    for card_id in ("alpha", "beta", "gamma"):  # what an exercise linked by all three does
+        session.rate_card(card_id, "basics", 1)
+    assert session.take_notices() == [
+        "Leech: alpha lapsed 8 times, suspended",
+        "Leech: gamma lapsed 8 times, suspended",
+    ]
+    assert session.take_notices() == []  # taken once

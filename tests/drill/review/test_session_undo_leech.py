@@ -111,7 +111,7 @@ def test_a_card_lapsing_threshold_times_is_a_suspended_leech(tmp_path: Path, clo
     assert session.current is not None and session.current.kind == "relearning"
     session.rate(4, 10)  # back to review
     session = _lapse(deck_dir, clock, leech_threshold=2)
-    assert session.leech_notice == "Leech: lapsed 2 times, suspended"
+    assert session.leech_notice == "Leech: lone lapsed 2 times, suspended"
     assert session.current is None  # suspended: not a learning card of this session
     assert rows("SELECT leech, suspended, lapses FROM card_state") == [(1, 1, 2)]
     snapshot = read_snapshot(database_path())
@@ -126,7 +126,7 @@ def test_leech_action_tag_keeps_the_card_in_review(tmp_path: Path, clock: Clock)
     (deck_dir / "solo.yaml").write_text(ONE_CARD)
     session_for(deck_dir, clock).rate(4, 10)
     session = _lapse(deck_dir, clock, leech_threshold=1, leech_action="tag")
-    assert session.leech_notice == "Leech: lapsed 1 times, tagged leech"
+    assert session.leech_notice == "Leech: lone lapsed 1 times, tagged leech"
     assert session.current is not None  # the relearning step stays in this session
     assert rows("SELECT leech, suspended FROM card_state") == [(1, 0)]
 

@@ -165,6 +165,7 @@ async def test_rating_on_a_locked_database_is_a_notice_and_can_be_retried(
             await pilot.press("enter")  # the lock is gone: the retry is saved
             await pilot.pause()
             assert app.dismissed == [4]
+            assert notices.messages("information") == [f"Rated Easy: {card.id}"]  # named
         assert review_ratings(db) == [(card.id, 4)]
     finally:
         db.close()
