@@ -24,8 +24,12 @@ Independent runs go concurrently within --jobs cores (longest first).
 --strength reruns each card's lab under each sabotage/debug setting of its SPEC and reports
 which breaks a claim; a card no sabotage breaks tests nothing, and so does a claim that only
 restates the lab's inputs (a param's value, an observation the lab computes from its params).
-Exit 0 when every claim holds (and, with --strength, every card is broken by some sabotage),
-1 otherwise, 2 for a usage error."""
+A card that pins no world_size must hold at W=2 and W=3: --strength flags one whose lab cannot
+run at both or whose claims name a rank by number; --world-size N runs such cards at N.
+A card whose `where:` does not hold here (a GPU-only lab on a CPU) is reported as skipped on
+this device, by both, and is no failure.
+Exit 0 when every claim holds (and, with --strength, every card run here is broken by some
+sabotage), 1 otherwise, 2 for a usage error."""
 
 
 def register(subparsers: Any) -> None:
@@ -48,6 +52,13 @@ def register(subparsers: Any) -> None:
         help="CPU cores to fill with concurrent lab runs (a W-rank run takes W; default: all)",
     )
     parser.add_argument(
+        "--world-size",
+        type=_world_size,
+        metavar="N",
+        help="run the cards that pin no world_size at N ranks instead of their lab's default "
+        "(their claims must hold at any size the lab allows)",
+    )
+    parser.add_argument(
         "--strength",
         action="store_true",
         help="rerun each card's lab under every sabotage/debug setting and list the cards whose "
@@ -63,6 +74,13 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _world_size(text: str) -> int:
+    value = _positive_int(text)
+    if value > 64:
+        raise argparse.ArgumentTypeError("must be at most 64")
     return value
 
 
@@ -156,10 +174,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     cache = ResultCache(db, code_version())
     budget = args.jobs or default_budget()
     strength = getattr(args, "strength", False)
+    world = getattr(args, "world_size", None)
     if strength:
-        total = len({job for linked in cards for *_, job in sabotaged_jobs(linked)})
+        total = len({job for linked in cards for *_, job in sabotaged_jobs(linked, world)})
     else:
-        total = len(plan_jobs(cards))
+        total = len(plan_jobs(cards, world))
     started = time.monotonic()
     cancel = threading.Event()
     with Progress(
@@ -178,6 +197,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 _run_job,
                 cache,
                 runs_dir() / "verify",
+                world,
                 fresh=args.fresh,
                 budget=budget,
                 cancel=cancel,
@@ -235,6 +255,7 @@ def _print_verify(
 
 def _print_strength(console: Any, report: Any, runs: str, elapsed: float, problems: int) -> int:
     from rich.table import Table
+    from rich.text import Text
 
     from drill.cli.output import text
 
@@ -242,7 +263,10 @@ def _print_strength(console: Any, report: Any, runs: str, elapsed: float, proble
     for column in ("card", "lab", "broken by", "verdict"):
         table.add_column(column, overflow="fold")
     for card in report.cards:
-        if not card.broken_by:
+        if card.skipped_for_device:
+            reason = next(iter(card.skipped.values()))
+            verdict = Text.assemble(("skipped on this device", "yellow"), " ", text(reason))
+        elif not card.broken_by:
             verdict = "[yellow]no sabotage in its lab[/yellow]"
         elif card.tests_nothing:
             verdict = "[red]TESTS NOTHING[/red]"
@@ -257,18 +281,25 @@ def _print_strength(console: Any, report: Any, runs: str, elapsed: float, proble
     for card in report.echoing:
         for echo in card.echoes:
             console.print(text(f"{card.card_id}: claim echoes its inputs: {echo}", "red"))
+    for card in report.world_specific:
+        for problem in card.world_claims:
+            console.print(text(f"{card.card_id}: holds at one world size only: {problem}", "red"))
     weak = report.weak
     summary = f"{len(report.cards)} card(s), {runs} in {elapsed:.1f} s"
-    if weak or report.echoing or problems:
+    skipped = len(report.device_skipped)
+    if skipped:
+        summary += f" ({skipped} skipped: their card's `where:` does not hold on this device)"
+    if weak or report.echoing or report.world_specific or problems:
         names = ", ".join(card.card_id for card in weak)
         echoing = len(report.echoing)
         console.print(
             text(
                 f"{summary}: {len(weak)} card(s) test nothing: {names}; "
-                f"{echoing} card(s) with a claim that echoes its inputs",
+                f"{echoing} card(s) with a claim that echoes its inputs; "
+                f"{len(report.world_specific)} card(s) that hold at one world size only",
                 "red",
             )
         )
         return 1
-    console.print(f"[green]{summary}: every card is broken by some sabotage")
+    console.print(text(f"{summary}: every card run here is broken by some sabotage", "green"))
     return 0

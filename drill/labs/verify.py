@@ -53,9 +53,12 @@ class LabJob:
     world_size: int | None
 
     @classmethod
-    def of(cls, card: Card) -> LabJob:
+    def of(cls, card: Card, world_size: int | None = None) -> LabJob:
+        """The card's run; `world_size` stands in for the lab's default where the card pins
+        none (`drill verify --world-size`)."""
         assert card.lab is not None
-        return cls(card.lab.run, tuple(sorted(card.lab.params.items())), card.lab.world_size)
+        world = card.lab.world_size if card.lab.world_size is not None else world_size
+        return cls(card.lab.run, tuple(sorted(card.lab.params.items())), world)
 
     def label(self) -> str:
         params = " ".join(f"{k}={v}" for k, v in self.params)
@@ -133,9 +136,9 @@ def linked_cards(
     ]
 
 
-def plan_jobs(cards: Iterable[LinkedCard]) -> list[LabJob]:
+def plan_jobs(cards: Iterable[LinkedCard], world_size: int | None = None) -> list[LabJob]:
     """Distinct (lab, params, world size), in first-seen order."""
-    return list(dict.fromkeys(LabJob.of(linked.card) for linked in cards))
+    return list(dict.fromkeys(LabJob.of(linked.card, world_size) for linked in cards))
 
 
 class ResultCache:
@@ -212,6 +215,9 @@ def evaluate_card(linked: LinkedCard, result: LabResult) -> list[Row]:
     card, lab = linked.card, linked.card.lab
     assert lab is not None
     status = result["status"]
+    if status == "failed" and out_of_scope(lab.where, result["observations"]) is not None:
+        # a lab whose checks need another device (a GPU-only lab on CPU): skipped, not failed
+        return claim_rows(linked, result["observations"])
     if status != "ok":
         detail = error_message(result) or f"lab status {status}"
         return [Row(card.id, lab.run, "lab runs", status, False, detail)]
@@ -354,12 +360,14 @@ def run_verify(
     run_job: RunLab,
     cache: ResultCache,
     runs_dir: Path,
+    world_size: int | None = None,
     **scheduling: Any,  # run_jobs' keywords: fresh, budget, cores_of, cancel, on_*
 ) -> VerifyReport:
-    """Run (or reuse) each distinct lab once, then evaluate every card against its result.
+    """Run (or reuse) each distinct lab once, then evaluate every card against its result;
+    cards that pin no world size run at `world_size` when given, else at their lab's default.
 
     Rows and jobs come in card / first-seen order whatever order the runs finished in."""
-    jobs = plan_jobs(cards)
+    jobs = plan_jobs(cards, world_size)
     outcomes = run_jobs(
         jobs,
         run_job,
@@ -369,5 +377,6 @@ def run_verify(
     )
     report = VerifyReport(jobs=[outcomes[job] for job in jobs])
     for linked in cards:
-        report.rows.extend(evaluate_card(linked, outcomes[LabJob.of(linked.card)].result))
+        job = LabJob.of(linked.card, world_size)
+        report.rows.extend(evaluate_card(linked, outcomes[job].result))
     return report

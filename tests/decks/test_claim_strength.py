@@ -11,7 +11,7 @@ import pytest
 
 from drill.decks import links
 from drill.decks.loader import load_decks
-from drill.labs.strength import echo_claims, sabotaged_jobs
+from drill.labs.strength import echo_claims, sabotaged_jobs, world_size_problems
 from drill.labs.verify import LinkedCard, linked_cards
 
 CARDS = linked_cards(load_decks(None, link_checks=links.LAB_LINK_CHECKS))
@@ -21,6 +21,14 @@ def test_no_bundled_claim_echoes_its_inputs_or_states_a_trivial_range() -> None:
     """`drill verify --strength`'s static check (unit-tested in tests/drill/labs/
     test_strength.py) over every bundled card."""
     found = [f"{linked.card.id}: {echo}" for linked in CARDS for echo in echo_claims(linked.card)]
+    assert found == []
+
+
+def test_every_lab_linked_card_pins_its_world_size_or_holds_at_two_and_three() -> None:
+    """A card that pins no world size runs at whatever size the panel allows: its lab must
+    accept W=2 and W=3 and no claim may name a rank by number (unit-tested in tests/drill/labs/
+    test_strength.py; tests/drill/labs/test_verify_world_size.py runs quick labs at both)."""
+    found = [f"{c.card.id}: {problem}" for c in CARDS for problem in world_size_problems(c.card)]
     assert found == []
 
 

@@ -6,7 +6,13 @@ from typing import Any
 import pytest
 
 from drill.decks.models import Card
-from drill.labs.strength import echo_claims, run_strength, sabotage_settings, sabotaged_jobs
+from drill.labs.strength import (
+    echo_claims,
+    run_strength,
+    sabotage_settings,
+    sabotaged_jobs,
+    world_size_problems,
+)
 from drill.labs.verify import LabJob, LinkedCard, ResultCache
 from tests.support.run_log import cache_db
 from trainer_lab.catalogue_types import LabSpec, ParamSpec
@@ -171,6 +177,131 @@ def test_predict_conditions_are_read_too_and_echoes_reach_the_report(tmp_path: P
     )
     assert [c.card_id for c in report.echoing] == ["c"]
     assert report.weak == []  # the sabotage broke its expect claim: echoing is its own verdict
+
+
+def test_a_card_whose_where_fails_here_is_skipped_for_device_a_weak_cpu_card_still_fails(
+    tmp_path: Path,
+) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from drill.cli.verify import _print_strength
+
+    # a GPU-only card: on a CPU its claims are never held against the sabotaged run
+    gpu = linked(
+        "gpu",
+        {"run": "ddp-baseline", "where": "device == cuda", "expect": ["grad_mismatch_steps > 0"]},
+    )
+    weak = linked("weak", {"run": "ddp-baseline", "expect": ["steps > 0"]})
+    on_cpu = result("failed", device="cpu", grad_mismatch_steps=0, steps=12)
+
+    def strength(cards: list[LinkedCard], name: str) -> Any:
+        cache = ResultCache(cache_db(tmp_path / name), "v")
+        return run_strength(cards, _runner({"no_grad_sync": on_cpu}), cache, tmp_path / name)
+
+    def printed(report: Any) -> tuple[int, str]:
+        out = StringIO()
+        code = _print_strength(Console(file=out, width=250), report, "1 lab run(s)", 0.0, 0)
+        return code, out.getvalue()
+
+    alone = strength([gpu], "alone")
+    card = alone.cards[0]
+    assert card.skipped_for_device and not card.tests_nothing and card.broken_by == {}
+    assert card.skipped == {"sabotage=no_grad_sync": "not where device == cuda (device=cpu)"}
+    assert alone.weak == [] and alone.no_sabotage == [] and alone.device_skipped == [card]
+    code, out = printed(alone)
+    assert code == 0, out
+    assert "skipped on this device" in out and "TESTS NOTHING" not in out
+    assert "1 skipped: their card's `where:` does not hold on this device" in out
+
+    both = strength([gpu, weak], "both")
+    assert [c.card_id for c in both.weak] == ["weak"]
+    code, out = printed(both)
+    assert code == 1, out
+    assert "1 card(s) test nothing: weak" in out
+
+
+def test_a_where_that_holds_puts_the_card_to_the_test(tmp_path: Path) -> None:
+    card = linked(
+        "gpu",
+        {"run": "ddp-baseline", "where": "device == cuda", "expect": ["grad_mismatch_steps == 0"]},
+    )
+    on_gpu = result("failed", device="cuda", grad_mismatch_steps=3)
+    report = run_strength(
+        [card],
+        _runner({"no_grad_sync": on_gpu}),
+        ResultCache(cache_db(tmp_path / "cache"), "v"),
+        tmp_path / "runs",
+    )
+    assert report.cards[0].breakers == ["sabotage=no_grad_sync"]
+    assert report.cards[0].skipped == {} and report.device_skipped == []
+
+
+def _world(run: str, expect: list[str], world_size: int | None = None) -> list[str]:
+    lab: dict[str, Any] = {"run": run, "expect": expect}
+    if world_size is not None:
+        lab["world_size"] = world_size
+    return world_size_problems(linked("c", lab).card)
+
+
+def test_a_claim_naming_a_rank_by_number_holds_at_one_world_size_only() -> None:
+    # the victim, the straggler, the last rank: which number they carry depends on W
+    assert _world("hang", ["root_cause.rank == 1"]) == [
+        "root_cause.rank == 1: root_cause.rank == 1 names a rank by number"
+    ]
+    assert _world("hang", ["torchrun_root_cause_rank == 0"])
+    assert _world("step-phases", ["straggler.ranks.1.forward_ms >= 30"]) == [
+        "straggler.ranks.1.forward_ms >= 30: straggler.ranks.1.forward_ms reaches into rank 1 "
+        "by number"
+    ]
+    # a relation that holds at any W, and rank 0 (there at every size), are fine
+    assert _world("hang", ["root_cause_is_victim == true"]) == []
+    assert _world("step-phases", ["straggler.grad_sync_growth_ms.0 >= 15"]) == []
+    # a depth is not a rank, and a card that pins its world size may name ranks
+    assert _world("activation-checkpointing", ["depths.8.none.block_forwards.backward == 0"]) == []
+    assert _world("hang", ["root_cause.rank == 1"], world_size=2) == []
+
+
+def test_a_card_that_pins_no_world_size_needs_a_lab_that_runs_at_two_and_three() -> None:
+    assert _world("oom-debug", ["device == 'cuda'"]) == [
+        "pins no world_size, but lab oom-debug runs only at 1..1 ranks (not 2)",
+        "pins no world_size, but lab oom-debug runs only at 1..1 ranks (not 3)",
+    ]
+    assert _world("oom-debug", ["device == 'cuda'"], world_size=1) == []
+    assert _world("sparse-rows", ["read_amplification <= 1.01"]) == []
+
+
+def test_strength_reports_a_world_specific_card_and_fails(tmp_path: Path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from drill.cli.verify import _print_strength
+
+    card = linked("c", {"run": "ddp-baseline", "expect": ["grad_mismatch_steps == 0"]})
+    ranked = linked("r", {"run": "hang", "params": {"scenario": "skip"},
+                          "expect": ["root_cause.rank == 1"]})  # fmt: skip
+    broken = result("failed", grad_mismatch_steps=3, root_cause={"rank": 0})
+    report = run_strength(
+        [card, ranked],
+        lambda job, *_: broken,
+        ResultCache(cache_db(tmp_path / "cache"), "v"),
+        tmp_path / "runs",
+    )
+    assert [c.card_id for c in report.world_specific] == ["r"]
+    out = StringIO()
+    assert _print_strength(Console(file=out, width=250), report, "runs", 0.0, 0) == 1
+    assert "r: holds at one world size only: root_cause.rank == 1" in out.getvalue()
+    assert "1 card(s) that hold at one world size only" in out.getvalue()
+
+
+def test_world_size_stands_in_only_where_the_card_pins_none() -> None:
+    free = linked("f", {"run": "ddp-baseline", "params": {"steps": 4}})
+    pinned = linked("p", {"run": "ddp-baseline", "params": {"steps": 4}, "world_size": 2})
+    assert [job.world_size for *_, job in sabotaged_jobs(free, 3)] == [3]
+    assert [job.world_size for *_, job in sabotaged_jobs(pinned, 3)] == [2]
+    assert [job.world_size for *_, job in sabotaged_jobs(free)] == [None]
 
 
 @pytest.mark.lab

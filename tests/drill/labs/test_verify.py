@@ -185,3 +185,22 @@ def test_claims_scoped_by_where_are_skipped_elsewhere_and_said_so(
     [row] = [line for line in out.splitlines() if line.startswith("│ c1")]
     assert "skipped on this device" in row and "not where device == cpu" in row
     assert "1 skipped: their card's `where:` does not hold on this device" in out
+
+
+def test_a_lab_that_fails_its_checks_outside_the_cards_where_is_skipped_not_failed() -> None:
+    # a GPU-only lab on a CPU may fail its own checks; the card's claims are not about this run
+    card = linked(
+        "g", {"run": "throughput-mfu", "where": "device == cuda", "expect": ["mfu > 0.3"]}
+    )
+    failed_on_cpu = {**ok(device="cpu"), "status": "failed"}
+    [row] = evaluate_card(card, failed_on_cpu)
+    assert (row.passed, row.skipped, row.observed) == (
+        True,
+        True,
+        "not where device == cuda (device=cpu)",
+    )
+    # inside its `where:` a failed lab still fails the card
+    failed_on_gpu = {**ok(device="cuda", mfu=0.5), "status": "failed"}
+    assert [(r.claim, r.passed) for r in evaluate_card(card, failed_on_gpu)] == [
+        ("lab runs", False)
+    ]

@@ -50,3 +50,20 @@ def test_each_check_fails_when_its_behaviour_is_broken(
     result = run_lab("sparse-rows", params, 1, tmp_path, timeout_s=180)
     assert result["status"] == "failed", result
     assert {name for name, passed in checks(result).items() if not passed} == failing
+
+
+def test_read_counter_counts_what_the_ops_read_out_of_held_tensors() -> None:
+    import torch
+
+    from trainer_lab.labs.sparse_rows.worker import ReadCounter
+
+    held, other = torch.arange(100), torch.ones(10)
+    with ReadCounter([held]) as gather:
+        held[torch.tensor([1, 2, 3])]  # a gather reads what it returns: 3 int64
+    assert gather.bytes == 24
+    with ReadCounter([held]) as scans:
+        held.sum()  # a whole read
+        held[10:20]  # a view reads nothing
+        other.sum()  # not held
+        other[held[:5] % 10]  # the held slice is read once, as an operand
+    assert scans.bytes == 800 + 40

@@ -10,9 +10,11 @@ SPEC = LabSpec(
     summary=(
         "A synthetic single-cell count matrix (cells x genes, ~2 % non-zero) held as torch "
         "sparse CSR; a batch of cells is sliced out of CSR and densified batch-sized. Bytes "
-        "held and bytes read per batch are counted (CSR vs CSC vs dense); wall times are "
-        "observations only. Also: a batch of molecular graphs as one block-diagonal sparse "
-        "adjacency (node ids offset per graph), checked against running each graph alone."
+        "held are the storages' sizes; bytes read per batch are observed (a dispatch mode "
+        "counts what each aten op the slicing ran read out of the held tensors), CSR vs CSC vs "
+        "dense; median wall times too. Also: a batch of molecular graphs as one block-diagonal "
+        "sparse adjacency (node ids offset per graph), checked against running each graph "
+        "alone, and the padded dense adjacency materialised beside it."
     ),
     params=(
         ParamSpec("cells", "int", 10000, "rows of the matrix", minimum=100, maximum=200000),
@@ -38,20 +40,26 @@ SPEC = LabSpec(
         ObservationSpec("genes", "columns"),
         ObservationSpec("nnz", "stored non-zeros"),
         ObservationSpec("density", "nnz / (cells x genes)"),
-        ObservationSpec("bytes.*", "whole matrix as dense, csr or csc", "B"),
+        ObservationSpec("bytes.*", "storage bytes of the whole matrix as dense, csr or csc", "B"),
         ObservationSpec("dataset.layout", "how the dataset holds the matrix"),
         ObservationSpec("dataset.held_bytes", "bytes the dataset holds", "B"),
         ObservationSpec("dataset_over_dense", "held bytes / the dense matrix's bytes"),
         ObservationSpec("batch.*", "rows, nnz, dense_bytes, max_abs_diff (vs dense rows)"),
-        ObservationSpec("touched_bytes.*", "bytes of the matrix read for one batch", "B"),
         ObservationSpec(
-            "read_amplification", "bytes the dataset read / the batch's own entries and pointers"
+            "touched_bytes.*", "bytes of the held matrix the ops building one batch read", "B"
+        ),
+        ObservationSpec(
+            "read_amplification",
+            "bytes the dataset's ops read / the batch's own entries (12 B) and row pointers",
         ),
         ObservationSpec("csc_read_amplification", "bytes read from CSC / from CSR, same batch"),
         ObservationSpec("seconds.*", "median wall time: csr_batch, csc_batch, densify_all", "s"),
         ObservationSpec("time_ratio.*", "densify_over_csr, csc_over_csr (wall time)"),
         ObservationSpec("graph_batch.*", "the graph batch: sizes, misassigned edges, diffs"),
-        ObservationSpec("graph_batch.padded_over_csr", "padded dense adjacency / CSR bytes"),
+        ObservationSpec(
+            "graph_batch.padded_over_csr",
+            "storage bytes: the padded dense adjacency materialised / the batch's CSR adjacency",
+        ),
     ),
     checks=(
         CheckSpec("dataset_stays_sparse", "the dataset holds CSR bytes, not the dense matrix"),

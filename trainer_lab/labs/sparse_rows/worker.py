@@ -2,9 +2,11 @@
 
 - A cells x genes count matrix (synthetic, ~2 % non-zero) held as torch sparse CSR.
 - A batch of rows is sliced straight out of CSR (crow_indices give each row's span of
-  col_indices/values) and densified batch-sized; bytes read are counted, not timed.
+  col_indices/values) and densified batch-sized. The bytes it reads are observed, not
+  computed: a dispatch mode (ReadCounter) sees every aten op the slicing ran and counts what
+  each one read out of the dataset's own tensors.
 - For contrast: the same rows out of CSC (every row index of the matrix must be scanned), and
-  densifying the whole matrix first. Wall times go into observations only.
+  densifying the whole matrix first. Wall times are measured too (medians).
 - Graph batching, the same idea for molecules: a batch of graphs is one block-diagonal sparse
   adjacency (disjoint union, node ids offset per graph); one message-passing layer on the
   batch must equal running each graph alone.
@@ -20,10 +22,10 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from trainer_lab.train.worker import WorkerContext
-
-IDX_BYTES, VAL_BYTES = 8, 4  # int64 indices, float32 counts
 
 
 def make_matrix(cells: int, genes: int, density: float, seed: int) -> torch.Tensor:
@@ -33,11 +35,50 @@ def make_matrix(cells: int, genes: int, density: float, seed: int) -> torch.Tens
     cols = torch.randint(0, genes, (n,), generator=gen)
     counts = torch.randint(1, 20, (n,), generator=gen).float()
     coo = torch.sparse_coo_tensor(torch.stack([rows, cols]), counts, (cells, genes))
-    return coo.coalesce().to_sparse_csr()
+    csr = coo.coalesce().to_sparse_csr()
+    # to_sparse_csr's col_indices and values are views of the COO's buffers (sized before
+    # duplicates merged, row and column indices together): compact copies hold only the CSR
+    parts = (csr.crow_indices().clone(), csr.col_indices().clone(), csr.values().clone())
+    return torch.sparse_csr_tensor(*parts, csr.shape)
 
 
 def tensor_bytes(*tensors: torch.Tensor) -> int:
-    return sum(t.numel() * t.element_size() for t in tensors)
+    """Bytes allocated for these tensors (their storages)."""
+    return sum(t.untyped_storage().nbytes() for t in tensors)
+
+
+GATHERS = frozenset(
+    {
+        torch.ops.aten.index.Tensor,
+        torch.ops.aten.index_select.default,
+        torch.ops.aten.gather.default,
+    }
+)
+
+
+class ReadCounter(TorchDispatchMode):
+    """Bytes the ops that ran read out of `held` tensors: a gather from a held tensor reads
+    what it returns; any other op given a held tensor (an index, an operand) reads all of the
+    view it was given. View ops (slices, aliases) read nothing."""
+
+    def __init__(self, held: list[torch.Tensor]) -> None:
+        super().__init__()
+        self.held = {t.untyped_storage().data_ptr() for t in held}
+        self.bytes = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        if func.is_view:
+            return out
+        inputs, _ = tree_flatten((args, kwargs or {}))
+        for position, tensor in enumerate(inputs):
+            if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.strided:
+                continue
+            if tensor.untyped_storage().data_ptr() not in self.held:
+                continue
+            read = tensor if position > 0 or func not in GATHERS else out
+            self.bytes += read.numel() * read.element_size()
+        return out
 
 
 class CellBatches:
@@ -47,20 +88,30 @@ class CellBatches:
         self.layout, self.bad_indptr, self.shape = layout, bad_indptr, csr.shape
         if layout == "csr":
             self.crow, self.col, self.val = csr.crow_indices(), csr.col_indices(), csr.values()
-            self.held = tensor_bytes(self.crow, self.col, self.val)
+            self.tensors = [self.crow, self.col, self.val]
         elif layout == "csc":
             csc = csr.to_sparse_csc()
-            self.ccol, self.row, self.val = csc.ccol_indices(), csc.row_indices(), csc.values()
-            self.held = tensor_bytes(self.ccol, self.row, self.val)
+            # compact copies: row_indices is a view of a buffer holding both index rows
+            self.ccol, self.row, self.val = (
+                t.clone() for t in (csc.ccol_indices(), csc.row_indices(), csc.values())
+            )
+            self.tensors = [self.ccol, self.row, self.val]
         else:
             self.dense = csr.to_dense()
-            self.held = tensor_bytes(self.dense)
+            self.tensors = [self.dense]
+        self.held = tensor_bytes(*self.tensors)
 
-    def batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, int]:
-        """(dense batch [B, genes], bytes of the matrix read to build it)."""
+    def read_batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, int]:
+        """(dense batch, bytes of the held matrix the ops that built it read: observed)."""
+        with ReadCounter(self.tensors) as counter:
+            out = self.batch(idx)
+        return out, counter.bytes
+
+    def batch(self, idx: torch.Tensor) -> torch.Tensor:
+        """The dense batch [B, genes] of rows `idx`."""
         genes = self.shape[1]
         if self.layout == "dense":
-            return self.dense[idx], len(idx) * genes * VAL_BYTES
+            return self.dense[idx]
         out = torch.zeros(len(idx), genes)
         if self.layout == "csr":
             starts, ends = self.crow[idx], self.crow[idx + 1]
@@ -72,15 +123,14 @@ class CellBatches:
             pos = torch.arange(total) + torch.repeat_interleave(starts - first, lens)
             which = torch.repeat_interleave(torch.arange(len(idx)), lens)
             out[which, self.col[pos]] = self.val[pos]
-            return out, 2 * len(idx) * IDX_BYTES + total * (IDX_BYTES + VAL_BYTES)
+            return out
         # CSC: which entries belong to the batch's rows? Only a scan of every row index says.
         slot = torch.full((self.shape[0],), -1, dtype=torch.long)
         slot[idx] = torch.arange(len(idx))
         hit = slot[self.row] >= 0
         cols = torch.repeat_interleave(torch.arange(genes), self.ccol[1:] - self.ccol[:-1])
         out[slot[self.row[hit]], cols[hit]] = self.val[hit]
-        scanned = self.row.numel() * IDX_BYTES + self.ccol.numel() * IDX_BYTES
-        return out, scanned + int(hit.sum()) * VAL_BYTES
+        return out
 
 
 def median_seconds(fn: Any, reps: int) -> float:
@@ -100,8 +150,9 @@ def sparse_rows(spec: dict[str, Any]) -> dict[str, Any]:
     dataset = CellBatches(csr, layout, bad_indptr=sabotage == "bad_indptr")
     gen = torch.Generator().manual_seed(spec["seed"] + 1)
     idx = torch.randperm(cells, generator=gen)[: spec["batch"]]
-    got, touched = dataset.batch(idx)
-    truth = csr.to_dense()[idx]
+    got, touched = dataset.read_batch(idx)
+    whole = CellBatches(csr, "dense")
+    truth = whole.dense[idx]
     batch_nnz = int((truth != 0).sum())
     right = CellBatches(csr, "csr")
     csc = CellBatches(csr, "csc")
@@ -118,7 +169,7 @@ def sparse_rows(spec: dict[str, Any]) -> dict[str, Any]:
         "nnz": nnz,
         "density": round(nnz / (cells * genes), 5),
         "bytes": {
-            "dense": cells * genes * VAL_BYTES,
+            "dense": whole.held,
             "csr": right.held,
             "csc": csc.held,
         },
@@ -126,14 +177,14 @@ def sparse_rows(spec: dict[str, Any]) -> dict[str, Any]:
         "batch": {
             "rows": len(idx),
             "nnz": batch_nnz,
-            "dense_bytes": len(idx) * genes * VAL_BYTES,
+            "dense_bytes": tensor_bytes(truth),
             "max_abs_diff": float((got - truth).abs().max()),
         },
         "touched_bytes": {
             "dataset": touched,
-            "csr": right.batch(idx)[1],
-            "csc": csc.batch(idx)[1],
-            "dense": len(idx) * genes * VAL_BYTES,
+            "csr": right.read_batch(idx)[1],
+            "csc": csc.read_batch(idx)[1],
+            "dense": whole.read_batch(idx)[1],
         },
         "seconds": {k: round(v, 6) for k, v in seconds.items()},
     }
@@ -189,7 +240,7 @@ def graph_batch(spec: dict[str, Any]) -> dict[str, Any]:
         .coalesce()
         .to_sparse_csr()
     )
-    largest = max(len(gx) for gx, _ in graphs)
+    padded = padded_adjacency(graphs)
     return {
         "graphs": len(graphs),
         "nodes": offset,
@@ -199,8 +250,18 @@ def graph_batch(spec: dict[str, Any]) -> dict[str, Any]:
         "adjacency_csr_bytes": tensor_bytes(
             adjacency.crow_indices(), adjacency.col_indices(), adjacency.values()
         ),
-        "padded_dense_adjacency_bytes": len(graphs) * largest * largest * VAL_BYTES,
+        "padded_dense_adjacency_bytes": tensor_bytes(padded),
     }
+
+
+def padded_adjacency(graphs: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    """The other way to batch: each graph's dense adjacency padded to the largest graph,
+    materialised as one [graphs, largest, largest] float32 tensor."""
+    largest = max(len(x) for x, _ in graphs)
+    padded = torch.zeros(len(graphs), largest, largest)
+    for g, (_, edges) in enumerate(graphs):
+        padded[g, edges[0], edges[1]] = 1.0
+    return padded
 
 
 def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
