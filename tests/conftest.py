@@ -3,6 +3,7 @@ environment; small decks and clocks for the tests that need them."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,6 +11,19 @@ from pathlib import Path
 import pytest
 
 from tests.support.clocks import Clock
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started as a background job of a non-interactive shell (`.ci/run &`) inherits
+    SIGINT and SIGQUIT ignored, and every process it starts would too: Python then installs no
+    KeyboardInterrupt handler, so the tests that send Ctrl-C to a real drill, and those that
+    compare a warm-launched rank with a fresh one, would see a machine no user has. Give the
+    run the dispositions of a terminal; a caught signal is reset to the default in a child."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
 
 SMALL_DECK = """\
 deck: basics
