@@ -133,6 +133,7 @@ class LabRunService:
         self.controller: RunController | None = None
         self.run_id: int | None = None
         self.rated: int | None = None
+        self.leech_notice: str | None = None  # set when this rating, outside review, made a leech
         self.finish_notice: str | None = None  # set when the end of the run was not recorded
         self._history: LabHistory | None = None
         self.recorder = RunRecorder(LAB, db=db, open_db=None, now=now, clock=clock)
@@ -323,6 +324,10 @@ class LabRunService:
             return Done(None, NO_DATABASE)
         if not saved.ok:
             return Done(None, saved.notice)
+        if session is None and saved.value is not None and saved.value.leech_hit:
+            from drill.review.scheduler import leech_notice
+
+            self.leech_notice = leech_notice(card.id, saved.value.after)
         self.rated = rating
         history = self.history()
         if history is not None and self.run_id is not None:

@@ -229,6 +229,12 @@ class RatedCard:
         return self.after["due"]
 
 
+def leech_notice(card_id: str, after: StateDict) -> str:
+    """What to tell the user when a rating made `card_id` a leech (RatedCard.leech_hit)."""
+    done = "suspended" if after.get("suspended") else "tagged leech"
+    return f"Leech: {card_id} lapsed {after.get('lapses')} times, {done}"
+
+
 def rate_card(
     db: Database,
     card_id: str,

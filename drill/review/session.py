@@ -26,7 +26,7 @@ from drill.decks.loader import DeckSet
 from drill.decks.models import Card
 from drill.errors import StorageError
 from drill.review.queue import QueueEntry, is_due, next_day_start, queue_for, review_day
-from drill.review.scheduler import make_scheduler, preview_intervals, rate_card
+from drill.review.scheduler import leech_notice, make_scheduler, preview_intervals, rate_card
 from drill.review.study import StudyFilter, study_queue
 from drill.settings import Settings, load_settings
 from drill.times import utc_now
@@ -217,8 +217,7 @@ class ReviewSession:
         self._again += rating == 1
         self.leech_notice = None
         if rated.leech_hit:
-            done = "suspended" if rated.after.get("suspended") else "tagged leech"
-            self.leech_notice = f"Leech: {card.id} lapsed {rated.after['lapses']} times, {done}"
+            self.leech_notice = leech_notice(card.id, rated.after)
             self._leech_notices.append(self.leech_notice)
         if ahead:
             if rating == 1:  # once more at the end of the study session

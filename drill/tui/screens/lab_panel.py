@@ -387,6 +387,8 @@ class LabPanelScreen(Screen[int | None]):
         card = self.service.card  # the card the lab rated, named: never "whatever is current"
         named = f": {card.id}" if card is not None else ""
         self.notify(f"Rated {RATING_NAMES[rating]}{named}", timeout=3)
+        if self.service.leech_notice:  # rated outside review (the labs list): nobody else tells
+            self.notify(self.service.leech_notice, severity="warning", timeout=8)
         self.dismiss(rating)
 
     def action_results(self) -> None:

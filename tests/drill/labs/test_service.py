@@ -243,3 +243,34 @@ def test_a_rating_logs_the_time_from_the_cards_display(
     reading[0] = 212.5  # the rating comes 112.5 s after the card was shown
     assert svc.rate(3).ok
     assert [(r.card_id, r.duration_ms) for r in db.review.reviews()] == [(card.id, 112_500)]
+
+
+def test_a_rating_outside_review_that_makes_a_leech_says_so(
+    card: Card, db: Any, tmp_path: Path
+) -> None:
+    """A lab opened from the labs list rates without a review session: the leech its rating
+    makes is named by the service (the panel shows it), not lost."""
+    from datetime import timedelta
+
+    from drill.review.scheduler import rate_card
+
+    moment = NOW - timedelta(days=20_000)
+    for _ in range(7):  # seven lapses: one short of the default threshold of 8
+        for rating in (4, 1):
+            moment += timedelta(days=1_000)
+            rate_card(db, card.id, "d", rating, content_hash=card.content_hash(), now=moment)
+    rate_card(db, card.id, "d", 4, content_hash=card.content_hash(), now=moment + timedelta(1))
+    runner = FakeRunner()
+    svc = service(card, db, runner, tmp_path)
+    svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
+    finish(svc, runner)
+    assert svc.rate(1).ok
+    assert svc.leech_notice == f"Leech: {card.id} lapsed 8 times, suspended"
+
+
+def test_a_rating_that_makes_no_leech_names_none(card: Card, db: Any, tmp_path: Path) -> None:
+    runner = FakeRunner()
+    svc = service(card, db, runner, tmp_path)
+    svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
+    finish(svc, runner)
+    assert svc.rate(1).ok and svc.leech_notice is None
