@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from storage.errors import DatabaseError, is_write_failure, one_line, space_note
@@ -284,6 +286,24 @@ def migrate(conn: sqlite3.Connection, target: int = LATEST_VERSION) -> int:
             raise
 
 
+def _switch_to_wal(conn: sqlite3.Connection, pause: Callable[[float], None] | None = None) -> None:
+    """PRAGMA journal_mode = WAL, tried again while another process holds the file: two drills
+    opening a new database at once raced here, and SQLite can answer "database is locked" at
+    once rather than through the busy handler. Bounded by the same busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    wait = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            busy = "locked" in str(error) or "busy" in str(error)
+            if not busy or time.monotonic() + wait > deadline:
+                raise
+        (pause or time.sleep)(wait)
+        wait = min(wait * 2, 0.1)
+
+
 def migrate_file(path: Path) -> int:
     """The one migration entry: create the file (and its folder) or bring it to LATEST_VERSION,
     in WAL mode; returns the version found. A file from a newer drill is refused before a byte of
@@ -305,7 +325,7 @@ def migrate_file(path: Path) -> int:
             raise DatabaseError(
                 f"{path} has schema version {found}, not one drill writes (see: drill db check)"
             )
-        conn.execute("PRAGMA journal_mode = WAL")
+        _switch_to_wal(conn)
         return migrate(conn)
     except SchemaTooNewError as error:
         raise DatabaseError(f"{path}: {error}") from None
