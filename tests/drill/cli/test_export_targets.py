@@ -11,7 +11,6 @@ import io
 import os
 import socket
 import sqlite3
-import stat
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,16 +79,8 @@ def _make_dangling_link(path: Path) -> str:
     return "a symlink to nothing"
 
 
-def _make_device(path: Path) -> str:
-    try:
-        os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))  # what /dev/null is
-    except (PermissionError, OSError):
-        pytest.skip("cannot make a device node here (needs CAP_MKNOD)")
-    return "a device"
-
-
 MAKERS = [_make_fifo, _make_socket, _make_dir, _make_link_to_null, _make_link_to_dir,
-          _make_dangling_link, _make_device]  # fmt: skip
+          _make_dangling_link]  # fmt: skip
 
 
 def _identity(path: Path) -> tuple[int, int, int]:
@@ -117,6 +108,38 @@ def test_a_target_that_is_not_a_regular_file_is_refused_and_kept(
     ) + (" (give a file name)" if says.endswith("a directory") else "")
     assert _identity(out) == before
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.usefixtures("reviewed")
+@pytest.mark.parametrize("fmt", ["csv", "anki"])
+def test_a_device_target_is_refused_and_kept(
+    main: Main,
+    deck_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    fmt: str,
+) -> None:
+    """The device every Linux machine has, /dev/null, as the target (the reported case: as root
+    a rename made it a regular file). No device node needs making; a regression is caught by
+    the guard on renames before it could replace the machine's /dev/null."""
+    device = Path("/dev/null")
+    real_replace, real_rename = os.replace, os.rename
+
+    def guarded(move):
+        def move_inside_tmp(src, dst, *args, **kwargs):
+            assert Path(dst).resolve().is_relative_to(tmp_path), f"a rename onto {dst}"
+            return move(src, dst, *args, **kwargs)
+
+        return move_inside_tmp
+
+    monkeypatch.setattr(os, "replace", guarded(real_replace))
+    monkeypatch.setattr(os, "rename", guarded(real_rename))
+    before = _identity(device)
+    assert main(["export", fmt, "--decks", str(deck_dir), str(device)]) == 2
+    assert _error(capsys) == f"drill: error: cannot write {device}: it is a device"
+    assert _identity(device) == before
+    assert not list(device.parent.glob(".null.*.tmp"))
 
 
 @pytest.mark.usefixtures("reviewed")
