@@ -1,6 +1,7 @@
 """Mutation testing of the graders: mutants of each model answer, each run through the real check.
 
-    python benchmarks/mutants.py [--exercise NAME ...] [--coding] [--sample N] [--seed S]
+    python benchmarks/mutants.py [--exercise NAME ...] [--coding] [--stretch PHASE ...]
+                                 [--sample N] [--seed S]
                                  [--jobs N] [--timeout S] [--phases a,b] [--json FILE] [--list]
 
 With no --exercise and no --coding, every exercise is run (not the coding round). Mutants come
@@ -8,7 +9,8 @@ from trainer_lab.mutants (an AST mutator: see its docstring for the operators an
 mutmut or cosmic-ray). Each mutant is written to a fresh temporary directory, never over the
 model answer, and checked the way `drill exercise check` checks a user's file
 (trainer_lab.exercises.runner.check_exercise), or, for --coding, graded the way `drill mock
-grade` grades a train.py (trainer_lab.grading.grade, on --phases, every phase by default).
+grade` grades a train.py (trainer_lab.grading.grade, on --phases, every phase by default), or,
+for --stretch PHASE, that stretch phase's model answer graded on that phase alone.
 
 Verdicts: killed (some check failed: the first failing check is named, with its detail),
 survived (every check passed: either an equivalent mutant or a missing check), invalid (does not
@@ -34,6 +36,7 @@ from trainer_lab.exercises.catalogue import EXERCISES
 from trainer_lab.mutants import Mutant, compile_error, mutants, sample
 
 CODING = "coding-round"
+STRETCH = "stretch-"  # + a stretch phase: its model answer, graded on that phase
 TARGET = 0.90
 
 
@@ -76,12 +79,14 @@ def run_exercise(name: str, m: Mutant, timeout_s: float | None) -> Verdict:
     return _judge(name, m, result["status"], result["checks"], seconds)
 
 
-def run_coding(m: Mutant, phases: tuple[str, ...], timeout_s: float | None) -> Verdict:
+def run_coding(
+    m: Mutant, phases: tuple[str, ...], timeout_s: float | None, target: str = CODING
+) -> Verdict:
     from trainer_lab.grading import DEFAULT_TIMEOUT_S, grade
 
     bad = compile_error(m.source, "train.py")
     if bad:
-        return _verdict(CODING, m, "invalid", detail=bad)
+        return _verdict(target, m, "invalid", detail=bad)
     with tempfile.TemporaryDirectory(prefix="mutant-") as tmp:
         path = Path(tmp) / "src" / "train.py"
         path.parent.mkdir()
@@ -89,7 +94,7 @@ def run_coding(m: Mutant, phases: tuple[str, ...], timeout_s: float | None) -> V
         start = time.monotonic()
         grading = grade(path, Path(tmp) / "out", phases, timeout_s=timeout_s or DEFAULT_TIMEOUT_S)
         seconds = time.monotonic() - start
-    return _judge(CODING, m, grading.status, grading.checks, seconds)
+    return _judge(target, m, grading.status, grading.checks, seconds)
 
 
 def _judge(target: str, m: Mutant, status: str, checks: list, seconds: float) -> Verdict:
@@ -109,6 +114,10 @@ def source_of(target: str) -> str:
         from trainer_lab.grading import model_answer_source
 
         return model_answer_source()
+    if target.startswith(STRETCH):
+        from trainer_lab.grading import stretch_model_answer
+
+        return stretch_model_answer(target.removeprefix(STRETCH))
     return EXERCISES[target].solution_path.read_text()
 
 
@@ -147,6 +156,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--exercise", action="append", default=[], metavar="NAME")
     parser.add_argument("--coding", action="store_true", help="the coding round's train.py")
+    parser.add_argument(
+        "--stretch",
+        action="append",
+        default=[],
+        metavar="PHASE",
+        help="a stretch phase's model answer (accum, amp, fsdp2, throughput)",
+    )
     parser.add_argument("--sample", type=int, default=None, help="at most N mutants per target")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="mutants checked at a time")
@@ -158,10 +174,15 @@ def main(argv: list[str]) -> int:
     unknown = [n for n in args.exercise if n not in EXERCISES]
     if unknown:
         parser.error(f"unknown exercise(s): {unknown}; known: {sorted(EXERCISES)}")
-    targets = list(args.exercise) or ([] if args.coding else sorted(EXERCISES))
+    from trainer_lab.grading import PHASES, STRETCH_PHASES
+
+    wrong = [p for p in args.stretch if p not in STRETCH_PHASES]
+    if wrong:
+        parser.error(f"unknown stretch phase(s): {wrong}; known: {list(STRETCH_PHASES)}")
+    targets = list(args.exercise) or ([] if args.coding or args.stretch else sorted(EXERCISES))
     if args.coding:
         targets.append(CODING)
-    from trainer_lab.grading import PHASES
+    targets += [STRETCH + p for p in args.stretch]
 
     phases = tuple(p for p in args.phases.split(",") if p) or PHASES
 
@@ -178,6 +199,9 @@ def main(argv: list[str]) -> int:
         def one(m: Mutant, target: str = target) -> Verdict:
             if target == CODING:
                 return run_coding(m, phases, args.timeout)
+            if target.startswith(STRETCH):
+                phase = (target.removeprefix(STRETCH),)
+                return run_coding(m, phase, args.timeout, target)
             return run_exercise(target, m, args.timeout)
 
         verdicts: list[Verdict] = []

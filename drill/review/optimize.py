@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from drill.errors import DrillError
+from drill.review.optimize_worker import PARENT_ENV  # stdlib-only at import
 from drill.review.queue import learner_date
 from drill.review.review_log import NEW, LoggedReview
 from drill.settings import FSRS_PARAMETER_COUNT, Settings, checked_fsrs_parameters
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
 MIN_ITEMS = 400
 WORKER_MODULE = "drill.review.optimize_worker"
-PARENT_ENV = "DRILL_FIT_PARENT_PID"  # = drill.review.optimize_worker.PARENT_ENV
 Progress = Callable[[str], None]
 
 

@@ -9,12 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from drill.review.optimize import PARENT_ENV, WORKER_MODULE
-from drill.review.optimize_worker import PARENT_ENV as WORKER_PARENT_ENV
+from drill.review import optimize
+from drill.review.optimize import WORKER_MODULE
+from drill.review.optimize_worker import PARENT_ENV
 
 
 def test_starter_and_worker_name_the_same_variable() -> None:
-    assert PARENT_ENV == WORKER_PARENT_ENV
+    assert optimize.PARENT_ENV == PARENT_ENV  # the starter takes it from the worker's module
 
 
 def _worker(tmp_path: Path, parent: str) -> subprocess.CompletedProcess[str]:
