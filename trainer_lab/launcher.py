@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from trainer_lab.events import trim_run_events
-from trainer_lab.procs import PARENT_ENV, is_alive, supervise
+from trainer_lab.procs import PARENT_ENV, supervise
 from trainer_lab.rank_output import RankOutputTail
 from trainer_lab.result import LaunchInfo
 from trainer_lab.root_cause import (
@@ -183,7 +183,3 @@ def launch(
     if status != "ok":
         result.root_cause = find_root_cause(run_dir, result.failures, status, timeout_s, world_size)
     return result
-
-
-def any_alive(pids: list[int]) -> list[int]:
-    return [pid for pid in pids if is_alive(pid)]

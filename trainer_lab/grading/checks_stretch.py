@@ -20,7 +20,6 @@ from trainer_lab.grading.stretch import (
     GRAD_RATIO_RANGE,
     REPORTED_RANGE,
     STEP_QUANTILE,
-    STRETCH_CHECK_NAMES,
     STRETCH_KILLED_AFTER,
     THROUGHPUT_ORDER,
     THROUGHPUT_TARGET,
@@ -64,10 +63,6 @@ def _steps_wanted(run: ScriptRun) -> int:
 
 def _not_finished(run: ScriptRun) -> str | None:
     return None if run.status == "ok" else failed_run_detail(run)
-
-
-def _all(phase: str, passed: bool, detail: str) -> list[Check]:
-    return [check(name, passed, detail) for name in STRETCH_CHECK_NAMES[phase]]
 
 
 def _ratio_verdict(ratio: float, what: str, too_high: str, too_low: str) -> tuple[bool, str]:
