@@ -24,6 +24,7 @@ from typing import Any
 
 from trainer_lab.catalogue import check_timeout, get_lab, resolve_world_size
 from trainer_lab.catalogue_types import ParamError
+from trainer_lab.files import read_tail
 from trainer_lab.procs import PARENT_ENV, Supervised, supervise
 from trainer_lab.result import LabResult, Status, ended_result, read_result, write_result
 from trainer_lab.warm.job import Job
@@ -173,8 +174,8 @@ def _end(
             f"lab hard deadline of {timeout:.0f} s passed; every process it started was killed"
         )
     else:
-        try:
-            log = (out_dir / DRIVER_LOG).read_text(errors="replace")
+        try:  # the log's end; a FIFO or link planted there is refused (trainer_lab.files)
+            log = read_tail(out_dir / DRIVER_LOG, 64 * 1024)[0].decode("utf-8", errors="replace")
         except OSError:
             log = ""
         tail = " | ".join(log.strip().splitlines()[-3:]) or "no output"

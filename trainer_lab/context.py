@@ -18,8 +18,11 @@ from typing import Any
 
 from trainer_lab.catalogue_types import LabSpec
 from trainer_lab.events import read_run_events
+from trainer_lab.files import read_head
 from trainer_lab.launcher import LaunchResult, RootCause, launch
 from trainer_lab.result import Check, LaunchInfo, events_file, variant_dir
+
+MAX_TAIL_READ_BYTES = 4 * 1024**2  # of one events file per poll: a burst is taken in pieces
 
 
 class LabError(Exception):
@@ -63,13 +66,13 @@ class StepTail:
             return False
         for path in paths:
             offset = self.offsets.get(path, 0)
-            try:
-                with path.open("rb") as handle:
-                    handle.seek(offset)
-                    chunk = handle.read()
+            try:  # a FIFO or a link planted there is refused, never waited on (trainer_lab.files)
+                chunk, more = read_head(path, MAX_TAIL_READ_BYTES, offset)
             except OSError:
                 continue
             end = chunk.rfind(b"\n") + 1
+            if end == 0 and more:  # one line longer than a read: not a step line, skip it
+                end = len(chunk)
             self.offsets[path] = offset + end
             for line in chunk[:end].splitlines():
                 if b'"event":"step"' not in line:

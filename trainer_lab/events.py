@@ -18,9 +18,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from trainer_lab.files import read_head
 from trainer_lab.mapped_log import open_log, release_log, trim
 from trainer_lab.result import EVENTS_GLOB, events_file, events_rank
 
+MAX_EVENTS_BYTES = 256 * 1024**2  # read of one events file (a long lab writes a few MiB)
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 PHASES = ("data_wait", "h2d", "forward", "backward", "grad_sync", "optimizer", "checkpoint")
@@ -148,16 +150,22 @@ def trim_run_events(run_dir: Path) -> None:
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    """Events of one file; a torn last line (worker killed mid-write) is ignored."""
-    if not path.exists():
+    """Events of one file (at most its first MAX_EVENTS_BYTES); a torn last line (worker killed
+    mid-write) and anything not a JSON object are ignored. A missing file, or one that is not a
+    regular file (a FIFO, device or symlink planted there: trainer_lab.files), has none."""
+    try:
+        data, _ = read_head(path, MAX_EVENTS_BYTES)
+    except OSError:  # FileRefused included
         return []
     records: list[dict[str, Any]] = []
-    text = path.read_bytes().rstrip(b"\0").decode("utf-8", errors="replace")
+    text = data.rstrip(b"\0").decode("utf-8", errors="replace")
     for line in text.splitlines():
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
             continue
+        if isinstance(record, dict):
+            records.append(record)
     return records
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import threading
 import weakref
 from pathlib import Path
@@ -33,28 +34,40 @@ _open: dict[Path, MappedLog] = {}
 _live: weakref.WeakSet[MappedLog] = weakref.WeakSet()  # every map of this process, for a fork
 
 
-def content_end(fd: int, size: int) -> int:
-    """Offset just past the last non-NUL byte of the first `size` bytes of `fd`."""
+def content_end(fd: int, size: int, floor: int = 0) -> int:
+    """Offset just past the last non-NUL byte of the first `size` bytes of `fd` (looked for
+    down to `floor`; `floor` when there is none above it)."""
     pos = size
-    while pos > 0:
-        start = max(0, pos - _READ_BACK)
+    while pos > floor:
+        start = max(floor, pos - _READ_BACK)
         kept = os.pread(fd, pos - start, start).rstrip(b"\0")
         if kept:
             return start + len(kept)
         pos = start
-    return 0
+    return floor
 
 
 def trim(path: Path) -> None:
-    """Cut the NUL tail a killed writer left (call only when no writer of `path` is alive)."""
+    """Cut the NUL tail a killed writer left (call only when no writer of `path` is alive).
+    Only a regular file at path itself: a FIFO, a device or a symlink planted there (the run
+    folder is user code's too) is left alone, never waited on or written through."""
+    flags = os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = os.open(path, flags)
     except OSError:
         return
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        size = info.st_size
+        if not stat.S_ISREG(info.st_mode):
+            return
         if size and os.pread(fd, 1, size - 1) == b"\0":
-            os.ftruncate(fd, content_end(fd, size))
+            # A writer's tail is under CHUNK: a file of more NULs (a huge sparse one planted in
+            # the run folder) is not a killed writer's, and is not scanned to its start.
+            floor = max(size - 4 * CHUNK, 0)
+            end = content_end(fd, size, floor)
+            if end > floor or floor == 0:
+                os.ftruncate(fd, end)
     finally:
         os.close(fd)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -19,7 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from types import FrameType
+from typing import Literal, NoReturn, Protocol
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -52,6 +54,44 @@ def die_with_parent(expected_parent: int | None = None) -> None:
 def become_subreaper() -> bool:
     """Orphaned descendants get reparented to us, so a /proc walk from us still finds them."""
     return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+# What a process that stands in for its child (a keeper, a rank's wrapper) passes on to it.
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+             signal.SIGUSR2)  # fmt: skip
+
+
+def wait_forwarding(child: int, reap_others: bool = False) -> int:
+    """Wait for child (our own), passing FORWARDED signals on to it meanwhile; returns its exit
+    code as subprocess gives it. reap_others: also reap any other child that ends meanwhile (a
+    subreaper's adopted orphans)."""
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        _signal(child, signum)
+
+    for sig in FORWARDED:
+        signal.signal(sig, forward)
+    while True:
+        pid, status = os.waitpid(-1 if reap_others else child, 0)
+        if pid == child:
+            break
+    for sig in FORWARDED:  # the child is gone: a signal now ends this process
+        signal.signal(sig, signal.SIG_DFL)
+    return os.waitstatus_to_exitcode(status)
+
+
+def exit_like(code: int) -> NoReturn:
+    """End this process as a child that ended with `code` did: the same status, or the same
+    signal (with no core file)."""
+    if code < 0:
+        with contextlib.suppress(OSError, ValueError):
+            _soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+            resource.setrlimit(resource.RLIMIT_CORE, (0, hard))
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP have no handler
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        os._exit(128 - code)
+    os._exit(code)
 
 
 def _stat(pid: int) -> tuple[int, str] | None:

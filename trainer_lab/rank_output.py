@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trainer_lab.files import read_head
+
 MAX_LINE_CHARS = 500  # a runaway line is cut, not streamed whole
 MAX_READ_BYTES = 256 * 1024  # per file and poll: a burst is taken in pieces
 
@@ -35,10 +37,8 @@ class RankOutputTail:
         lines: list[str] = []
         for path in self._files():
             offset = self._offsets.get(path, 0)
-            try:
-                with path.open("rb") as handle:
-                    handle.seek(offset)
-                    chunk = handle.read(MAX_READ_BYTES)
+            try:  # a FIFO or a link planted there is refused, never waited on (trainer_lab.files)
+                chunk, _ = read_head(path, MAX_READ_BYTES, offset)
             except OSError:
                 continue
             end = chunk.rfind(b"\n") + 1

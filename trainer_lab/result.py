@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal, TypedDict, cast, get_args
 
+from trainer_lab.files import FileRefused, read_regular, replace_file
+
 RESULT_FILE = "result.json"
 FAILURES_DIR = "failures"
 VARIANTS_DIR = "runs"
 EVENTS_GLOB = "events-rank*.jsonl"
+MAX_RESULT_BYTES = 32 * 1024**2  # a result's observations are well under a MiB
 
 Status = Literal["ok", "failed", "error", "timeout", "cancelled"]
 STATUSES: tuple[str, ...] = get_args(Status)
@@ -64,7 +66,7 @@ class RootCauseInfo(TypedDict, total=False):
     """trainer_lab.launcher.RootCause as JSON."""
 
     rank: int | None
-    kind: str  # exception | signal | exit | hang | cancelled | driver
+    kind: str  # exception | signal | exit | hang | cancelled | driver | planned
     message: str
     traceback: str
 
@@ -143,13 +145,12 @@ def new_result(lab: str, params: dict[str, Any], world_size: int, out_dir: Path)
 
 
 def write_result(run_dir: Path, result: LabResult) -> Path:
-    """Write result.json atomically (a temp file renamed into place): a reader sees the old
-    file or the new one, never half of one."""
+    """Write result.json atomically (a new temp file renamed into place): a reader sees the old
+    file or the new one, never half of one; whatever user code planted at that name (a FIFO, a
+    symlink) is replaced, never opened."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / RESULT_FILE
-    tmp = run_dir / f".{RESULT_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(result, indent=1, default=str))
-    tmp.replace(path)
+    replace_file(path, json.dumps(result, indent=1, default=str).encode())
     return path
 
 
@@ -221,11 +222,14 @@ def read_result(run_dir: Path) -> LabResult | None:
 
 def load_result_file(path: Path) -> LabResult:
     """A result.json (or a copy of one, e.g. a cache entry); ResultFormatError when it is
-    missing, unreadable, not JSON or off-contract."""
+    missing, unreadable, not a regular file (a FIFO, a device, a symlink: trainer_lab.files),
+    larger than MAX_RESULT_BYTES, not JSON or off-contract."""
     try:
-        return parse_result(json.loads(path.read_text()))
+        return parse_result(json.loads(read_regular(path, MAX_RESULT_BYTES)))
     except ResultFormatError:
         raise
+    except FileRefused as error:
+        raise ResultFormatError(str(error)) from None
     except (OSError, ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
         raise ResultFormatError(f"{path}: {type(error).__name__}: {error}") from None
 

@@ -23,15 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainer_lab.files import read_regular, read_tail
 from trainer_lab.result import FAILURES_DIR, RootCauseInfo
 
 TORCHRUN_LOG = "torchrun.log"
+MAX_RECORD_BYTES = 4 * 1024**2  # a failure record or an error file: a traceback, some context
+MAX_LOG_BYTES = 4 * 1024**2  # what is read of torchrun's log or a rank's output
 
 
 @dataclass
 class RootCause:
     rank: int | None
-    kind: str  # exception | signal | exit | hang
+    kind: str  # exception | signal | exit | hang | planned (an injected fault)
     message: str
     traceback: str = ""
 
@@ -53,8 +56,8 @@ def read_failures(run_dir: Path) -> list[dict[str, Any]]:
     records = []
     for path in (run_dir / FAILURES_DIR).glob("rank*.json"):
         try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
+            record = json.loads(read_regular(path, MAX_RECORD_BYTES))
+        except (OSError, ValueError, RecursionError):
             continue
         if _is_failure(record):
             records.append(record)
@@ -89,12 +92,16 @@ def rank_logs(run_dir: Path) -> dict[int, dict[str, Path]]:
     return found
 
 
+MAX_LINE_CHARS = 300  # of one log line quoted in a root cause
+
+
 def _tail(path: Path, lines: int = 3) -> str:
-    try:
-        text = path.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    return " | ".join(text[-lines:])
+    return _last_lines(_read(path), lines)
+
+
+def _last_lines(text: str, lines: int) -> str:
+    """The text's last lines, each cut to MAX_LINE_CHARS, joined by " | "."""
+    return " | ".join(line[:MAX_LINE_CHARS] for line in text.strip().splitlines()[-lines:])
 
 
 _FAILURE = re.compile(r"rank\s*:\s*(\d+) \(local_rank.*?exitcode\s*:\s*(-?\d+)", re.DOTALL)
@@ -102,20 +109,14 @@ _FAILURE = re.compile(r"rank\s*:\s*(\d+) \(local_rank.*?exitcode\s*:\s*(-?\d+)",
 
 def torchrun_exit_codes(run_dir: Path) -> dict[int, int]:
     """Exit code per failed rank from torchrun's failure report ("Failures" / "Root Cause")."""
-    try:
-        text = (run_dir / TORCHRUN_LOG).read_text(errors="replace")
-    except OSError:
-        return {}
+    text = _read(run_dir / TORCHRUN_LOG)
     return {int(rank): int(code) for rank, code in _FAILURE.findall(text)}
 
 
 def torchrun_root_cause_rank(run_dir: Path) -> int | None:
     """The rank torchrun's own report calls "Root Cause (first observed failure)": the first
     rank to exit with an error, often a peer that timed out rather than the culprit."""
-    try:
-        text = (run_dir / TORCHRUN_LOG).read_text(errors="replace")
-    except OSError:
-        return None
+    text = _read(run_dir / TORCHRUN_LOG)
     if "Root Cause" not in text:
         return None
     found = _ROOT_RANK.search(text.split("Root Cause", 1)[-1])
@@ -174,12 +175,12 @@ def find_root_cause(
         error_file = files["error"]
         if error_file.exists():
             try:
-                data = json.loads(error_file.read_text())["message"]
+                data = json.loads(read_regular(error_file, MAX_RECORD_BYTES))["message"]
                 message = data["message"] if isinstance(data, dict) else str(data)
                 extra = data.get("extraInfo", {}) if isinstance(data, dict) else {}
                 trace = extra.get("py_callstack", "")
                 return RootCause(rank, "exception", message, trace)
-            except (OSError, json.JSONDecodeError, KeyError, TypeError):
+            except (OSError, ValueError, RecursionError, KeyError, TypeError):
                 continue
     if status in ("timeout", "cancelled"):
         tails = "; ".join(
@@ -192,10 +193,7 @@ def find_root_cause(
             "hang" if status == "timeout" else "cancelled",
             f"{what} after {timeout_s:.0f} s with no rank failing; last output: {tails or 'none'}",
         )
-    try:
-        log = (run_dir / TORCHRUN_LOG).read_text(errors="replace")
-    except OSError:
-        log = ""
+    log = _read(run_dir / TORCHRUN_LOG)
     root_part = log.split("Root Cause", 1)[-1] if "Root Cause" in log else ""
     rank_match = _ROOT_RANK.search(root_part)
     exit_match = _ROOT_EXIT.search(root_part)
@@ -205,7 +203,7 @@ def find_root_cause(
         return RootCause(rank, "signal", f"killed by signal {signal_match.group(2)}")
     if exit_match:
         return RootCause(rank, "exit", f"exited with code {exit_match.group(1)}")
-    last = " | ".join(log.strip().splitlines()[-3:])
+    last = _last_lines(log, 3)
     return RootCause(rank, "exit", f"torchrun failed: {last or 'no output'}")
 
 
@@ -270,10 +268,13 @@ def rank_reports(
 
 
 def _read(path: Path) -> str:
+    """A log's text (at most its last MAX_LOG_BYTES: its end holds the root cause and the last
+    lines); "" when absent or not a regular file."""
     try:
-        return path.read_text(errors="replace")
-    except OSError:
+        data, _ = read_tail(path, MAX_LOG_BYTES)
+    except OSError:  # trainer_lab.files.FileRefused included
         return ""
+    return data.decode("utf-8", errors="replace")
 
 
 def _fingerprint(last: dict[str, Any] | None) -> tuple[Any, ...]:

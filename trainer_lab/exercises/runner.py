@@ -35,7 +35,10 @@ def merge_checks(spec: ExerciseSpec, run: ScriptRun) -> tuple[list[Check], list[
     seen: dict[str, list[tuple[int, bool, str]]] = {}
     errors: list[str] = []
     for rank in run.ranks():
-        for record in read_jsonl(run.run_dir / checks_file(rank)):
+        refused: list[str] = []  # a FIFO, link or directory planted there: said, not waited on
+        records = read_jsonl(run.run_dir / checks_file(rank), refused)
+        errors.extend(f"rank {rank}: {reason}" for reason in refused)
+        for record in records:
             if isinstance(record.get("error"), str):
                 errors.append(f"rank {rank}: {record['error']}" if run.launch.world_size else
                               record["error"])  # fmt: skip

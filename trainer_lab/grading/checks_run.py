@@ -21,7 +21,7 @@ from trainer_lab.usercode.evidence import (
     step_records,
     where_stuck,
 )
-from trainer_lab.usercode.harness import ScriptRun
+from trainer_lab.usercode.harness import PLANNED, ScriptRun
 from trainer_lab.usercode.verdict import check
 
 EXIT_ABORT = "terminate called without an active exception"
@@ -46,7 +46,8 @@ def failed_run_detail(run: ScriptRun) -> str:
                     "torn down under a live process group (e.g. exiting without "
                     "destroy_process_group, or a collective left in flight)"
                 )
-    if run.status == "error" and (run.root_cause is None or run.root_cause.kind != "exception"):
+    kind = run.root_cause.kind if run.root_cause is not None else None
+    if run.status == "error" and kind not in ("exception", PLANNED):  # stderr may say why
         tail, _ = read_capped(run.stderr_path(0), 64 * 1024)
         last = [line for line in tail.splitlines() if line.strip()][-1:]
         if last:

@@ -56,7 +56,14 @@ from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_sc
 from trainer_lab.usercode.limits import LIMITS_TEXT
 from trainer_lab.usercode.source import read_script
 from trainer_lab.usercode.source import syntax_error as _syntax_error
-from trainer_lab.usercode.verdict import begin, check, finish, not_compiled, write_workspace
+from trainer_lab.usercode.verdict import (
+    begin,
+    check,
+    finish,
+    not_compiled,
+    verdict_parts,
+    write_workspace,
+)
 
 # The round's phases and the stretch phases (stretch.py), launches and checks together.
 ALL_PHASES = (*PHASES, *STRETCH_PHASES)
@@ -279,22 +286,34 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
     return monitoring_checks(runs["w2"])
 
 
-def judge_phase(phase: str, runs: dict[str, ScriptRun], skipped: str | None) -> list[Check]:
+def judge_phase(
+    phase: str, runs: dict[str, ScriptRun], skipped: str | None, shared: list[str] | None = None
+) -> list[Check]:
+    """The phase's checks; why the whole phase fails, when it does, is added to `shared` (every
+    check quotes it: a display shows it once)."""
     missing = [n for n in ALL_PHASE_LAUNCHES[phase] if n not in runs]
     if missing:
         return not_run(phase, skipped or f"launches {missing} did not run")
     why = no_optimizer_step(phase, runs)
     checks = phase_checks(phase, runs)
+    if why and shared is not None:
+        shared.append(why.partition("; likely cause: ")[0])  # what gate() puts first
     return gate(checks, why) if why else checks
 
 
 def likely_causes(checks: list[Check]) -> list[str]:
-    causes = []
+    """The causes the failed checks name, each once: in each part of a detail (a world size's,
+    a torn file's), what follows "likely cause: " ("; "-separated); a cause followed by more
+    evidence in the same part is its first segment alone."""
+    causes: list[str] = []
     for c in checks:
-        if not c["passed"] and "likely cause: " in c["detail"]:
-            for cause in c["detail"].split("likely cause: ", 1)[1].split("; "):
-                if cause not in causes:
-                    causes.append(cause)
+        if c["passed"]:
+            continue
+        for part in verdict_parts(c["detail"]):
+            pieces = part.split("likely cause: ")[1:]
+            for i, piece in enumerate(pieces):
+                named = piece.split("; ") if i == len(pieces) - 1 else piece.split("; ")[:1]
+                causes += [n for n in (x.strip() for x in named) if n and n not in causes]
     return causes
 
 
@@ -336,11 +355,12 @@ def grade_script(
         stdout = {rank: run.stdout_path(rank) for rank in run.ranks()}
         write_events(run.run_dir, run.observe_dir, stdout)
     phase_times = {}
+    shared: list[str] = []
     for phase in chosen:
         if phase != "skeleton" and skipped is not None:
             result["checks"].extend(not_run(phase, f"{skipped}; later phases were not run"))
             continue
-        result["checks"].extend(judge_phase(phase, runs, skipped))
+        result["checks"].extend(judge_phase(phase, runs, skipped, shared))
         phase_times[phase] = round(
             sum(runs[p.name].duration_s for p in launches_for([phase]) if p.name in runs), 2
         )
@@ -348,6 +368,7 @@ def grade_script(
         "not_run": skipped,
         "launch_seconds": {n: round(r.duration_s, 2) for n, r in runs.items()},
         "phase_launch_seconds": phase_times,
+        "shared_reasons": list(dict.fromkeys(shared)),
         "limits": LIMITS_TEXT,
     }
     if cancel is not None and cancel.is_set():

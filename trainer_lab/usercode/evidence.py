@@ -14,26 +14,35 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainer_lab.files import FileRefused, read_head, replace_file
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.protocol import TEARDOWN_S
 
 READ_CAP_BYTES = 2 * 1024**2  # of any one file
 
 
-def read_capped(path: Path, cap: int | None = None) -> tuple[str, bool]:
+def read_capped(
+    path: Path, cap: int | None = None, refused: list[str] | None = None
+) -> tuple[str, bool]:
     """(text, capped): at most `cap` bytes (default READ_CAP_BYTES) from the start of the file;
-    ("", False) if absent."""
+    ("", False) if absent or not a regular file (a FIFO, device, directory or symlink planted
+    there is never waited on or followed: trainer_lab.files); the refusal's reason is appended
+    to `refused` when given."""
     cap = READ_CAP_BYTES if cap is None else cap
     try:
-        with path.open("rb") as f:
-            data = f.read(cap + 1)
+        data, capped = read_head(path, cap)
+    except FileRefused as error:
+        if refused is not None:
+            refused.append(str(error))
+        return "", False
     except OSError:
         return "", False
-    return data[:cap].decode("utf-8", errors="replace"), len(data) > cap
+    return data.decode("utf-8", errors="replace"), capped
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    text, _ = read_capped(path, 16 * READ_CAP_BYTES)
+def read_jsonl(path: Path, refused: list[str] | None = None) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file (other lines skipped); see read_capped."""
+    text, _ = read_capped(path, 16 * READ_CAP_BYTES, refused)
     records = []
     for line in text.splitlines():
         try:
@@ -202,7 +211,7 @@ def write_events(run_dir: Path, observe_dir: Path, stdout_of: dict[int, Path]) -
             }
             lines.append(json.dumps(event, default=str) + "\n")
         path = run_dir / events_file(rank)
-        path.write_text("".join(lines))
+        replace_file(path, "".join(lines).encode())  # never opens what user code put there
         written.append(path)
     return written
 
@@ -211,11 +220,12 @@ ABORT_TEXT = "terminate called without an active exception"
 
 
 def _dumps(observe_dir: Path, pattern: str) -> list[str]:
-    """The non-empty faulthandler dumps matching pattern (an empty file: armed, never fired)."""
+    """The non-empty faulthandler dumps matching pattern (an empty file, or one of NUL bytes:
+    armed, never fired)."""
     found = []
     for path in sorted(observe_dir.glob(pattern)):
         text, _ = read_capped(path, 256 * 1024)
-        if text.strip():
+        if text.replace("\0", "").strip():
             found.append(text)
     return found
 

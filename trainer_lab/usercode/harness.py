@@ -7,7 +7,10 @@
 The workspace is the cwd, CUDA is hidden (gloo on CPU), stdin is closed, every process dies with
 its parent (PR_SET_PDEATHSIG) and limits.py caps memory, file size and process count in the
 child. On deadline or cancel every rank is asked for a stack dump (SIGUSR1, faulthandler) so the
-verdict can say where each rank was stuck, then the whole tree is frozen and SIGKILLed.
+verdict can say where each rank was stuck, then the whole tree is frozen and SIGKILLed. Each
+launch is contained (trainer_lab.containment: a cgroup where one can be made, and a keeping child
+subreaper at its root): what the script starts in a new session or by a double fork ends with the
+launch too, and after every launch the harness kills whatever is left in the cgroup.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from trainer_lab.containment import Containment, without_app_env
+from trainer_lab.files import read_regular
 from trainer_lab.launcher import (
     RootCause,
     find_root_cause,
@@ -38,6 +43,8 @@ from trainer_lab.warm.job import Job
 from trainer_lab.warm.start import Mode, start_process
 
 RunStatus = Literal["ok", "error", "timeout", "cancelled"]
+# the root cause kind of a fault the launch injected on purpose (a kill, a torn save)
+PLANNED = "planned"
 STACK_WAIT_S = 1.5
 # RLIMIT_NPROC does not bind root (CI and containers run as root), so the supervisor also counts
 # the launch's session and stops it past this many processes: a fork bomb is an error in well
@@ -138,6 +145,8 @@ class ScriptRun:
                 return f"{text}; {stall.expected()}; probably {stall.likely_cause()}"
             text = f"deadline: killed after {self.launch.timeout_s:.0f} s"
             return f"{text} ({where})" if where else text
+        if self.root_cause is not None and self.root_cause.kind == PLANNED:
+            return str(self.root_cause)  # the fault the grader injected: no error of the script
         cause = str(self.root_cause) if self.root_cause else f"exit {self.returncode}"
         return f"{self.status}: {cause}{limit_hint(cause)}"
 
@@ -198,11 +207,6 @@ def command(launch: ScriptLaunch) -> list[str]:
     ]
 
 
-# Where the app's files are found from the environment (drill.paths: DRILL_HOME, else the XDG
-# data/config/cache dirs, else under HOME).
-HIDDEN_ENV = ("DRILL_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
-
-
 def child_env(launch: ScriptLaunch) -> dict[str, str]:
     extra = {
         "CUDA_VISIBLE_DEVICES": "",
@@ -214,11 +218,11 @@ def child_env(launch: ScriptLaunch) -> dict[str, str]:
     }
     if launch.data_variant:
         extra[protocol.DATA_VARIANT_ENV] = launch.data_variant
-    env = worker_env(extra)
-    # The app's data is not handed to the script: no DRILL_HOME, and a home of its own (the
-    # workspace), so where the app keeps its data by default resolves inside the workspace.
-    for name in HIDDEN_ENV:
-        env.pop(name, None)
+    # The app's data is not handed to the script: none of its variables (DRILL_HOME, XDG dirs),
+    # and a home of its own (the workspace), so where the app keeps its data by default resolves
+    # inside the workspace. The protocol's own variables come after.
+    env = without_app_env(worker_env())
+    env.update(extra)
     env["HOME"] = str(launch.script.parent)
     return env
 
@@ -230,7 +234,7 @@ def _dump_stacks(launch: ScriptLaunch, root: int) -> None:
     asked = []
     for path in observe.glob("pid-rank*-*"):
         try:
-            pid = int(path.read_text())
+            pid = int(read_regular(path, 64))
         except (OSError, ValueError):
             continue
         if pid in tree:
@@ -288,25 +292,30 @@ def run_script(launch: ScriptLaunch, cancel: threading.Event | None = None) -> S
     plain = launch.world_size == 0
     out_name = "stdout.log" if plain else "torchrun.log"
     start = time.monotonic()
-    with (
-        (launch.run_dir / out_name).open("wb") as out,
-        (launch.run_dir / "stderr.log").open("wb") as err,
-    ):
-        argv = command(launch)
-        job = Job(argv[2], argv[3:], child_env(launch), str(launch.script.parent))
-        proc = start_process(
-            job, out.fileno(), err.fileno() if plain else None, mode=launch.launcher
-        )
-        watchdog = _ProcessWatchdog(proc.pid, cancel, launch)
-        ended = supervise(
-            proc,
-            start + launch.timeout_s,
-            watchdog.stop,
-            on_poll=watchdog.poll,
-            on_timeout=lambda: _dump_stacks(launch, proc.pid),
-        )
-    for pid in sweep_session(proc.pid):
-        reap(pid)
+    box = Containment.create()
+    try:
+        with (
+            (launch.run_dir / out_name).open("wb") as out,
+            (launch.run_dir / "stderr.log").open("wb") as err,
+        ):
+            argv = command(launch)
+            env = {**child_env(launch), **box.env()}
+            job = Job(argv[2], argv[3:], env, str(launch.script.parent))
+            proc = start_process(
+                job, out.fileno(), err.fileno() if plain else None, mode=launch.launcher
+            )
+            watchdog = _ProcessWatchdog(proc.pid, cancel, launch, box)
+            ended = supervise(
+                proc,
+                start + launch.timeout_s,
+                watchdog.stop,
+                on_poll=watchdog.poll,
+                on_timeout=lambda: _dump_stacks(launch, proc.pid),
+            )
+        for pid in sweep_session(proc.pid):
+            reap(pid)
+    finally:
+        box.close()  # nothing the launch started outlives it, whatever its session or parent
     duration = time.monotonic() - start
     if watchdog.over_limit:
         run = ScriptRun(launch, "error", proc.returncode, duration)
@@ -333,8 +342,15 @@ class _ProcessWatchdog:
     (launch.watch_progress) once no rank made progress for a while: then, as at the deadline,
     every rank is first asked for its stacks."""
 
-    def __init__(self, sid: int, cancel: threading.Event | None, launch: ScriptLaunch) -> None:
+    def __init__(
+        self,
+        sid: int,
+        cancel: threading.Event | None,
+        launch: ScriptLaunch,
+        box: Containment | None = None,
+    ) -> None:
         self.sid = sid
+        self.box = box or Containment()
         self.cancel = cancel
         self.launch = launch
         self.stop = threading.Event()
@@ -360,7 +376,8 @@ class _ProcessWatchdog:
         if now < self._next_count:
             return
         self._next_count = now + PROCESS_COUNT_EVERY_S
-        if len(session_members(self.sid)) > MAX_SESSION_PROCS:
+        # the cgroup also counts what left the session
+        if len(set(session_members(self.sid)) | set(self.box.members())) > MAX_SESSION_PROCS:
             self.over_limit = True
             self.stop.set()
 
@@ -370,11 +387,11 @@ def _injected(run: ScriptRun) -> RootCause | None:
     for event in save_events(run.observe_dir, run.ranks()):
         if event["event"] == "killed":
             step = event.get("pstep")
-            return RootCause(event["rank"], "signal", f"SIGKILLed as planned after step {step}")
+            return RootCause(event["rank"], PLANNED, f"SIGKILLed as planned after step {step}")
         if event["event"] == "torn":
             path, step = event.get("path"), event.get("pstep")
             return RootCause(
-                event["rank"], "signal", f"SIGKILLed as planned while saving {path} (step {step})"
+                event["rank"], PLANNED, f"SIGKILLed as planned while saving {path} (step {step})"
             )
     return None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trainer_lab.files import FileRefused, read_head
+
 MAX_SCRIPT_BYTES = 1024**2
 
 
@@ -13,11 +15,16 @@ class ScriptError(ValueError):
 
 
 def read_script(path: Path) -> str:
+    """The user's file as text; ScriptError when it is missing, not a regular file (a FIFO or a
+    device is refused, never waited on: trainer_lab.files), too large or not UTF-8. The user's
+    own file may be a symlink to their file elsewhere: it is followed."""
     try:
-        data = path.read_bytes()
+        data, capped = read_head(path, MAX_SCRIPT_BYTES, follow_symlinks=True)
+    except FileRefused as error:
+        raise ScriptError(str(error)) from None
     except OSError as error:
         raise ScriptError(f"cannot read {path}: {error.strerror or error}") from None
-    if len(data) > MAX_SCRIPT_BYTES:
+    if capped:
         raise ScriptError(f"{path} is larger than {MAX_SCRIPT_BYTES // 1024} KiB")
     try:
         return data.decode("utf-8")

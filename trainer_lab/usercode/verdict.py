@@ -10,9 +10,11 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,75 @@ from trainer_lab.result import Check, LabResult, new_result, write_result
 
 def check(name: str, passed: bool, detail: str) -> Check:
     return {"name": name, "passed": bool(passed), "detail": detail}
+
+
+def verdict_parts(detail: str) -> list[str]:
+    """A check's detail per run it judged: `W=2: ...; W=3: ...` per world size, `... | ...` per
+    torn file; else the detail whole."""
+    if " | " in detail:
+        return detail.split(" | ")
+    return [s for s in re.split(r"; (?=W=\d+: )", detail) if s]
+
+
+@dataclass(frozen=True)
+class SharedReason:
+    """A reason several failed checks quote word for word, shown once (shared_reasons)."""
+
+    number: int
+    text: str
+    checks: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """What the checks' details say in its place."""
+        return f"reason {self.number}"
+
+    @property
+    def affects(self) -> str:
+        return f"affects {len(self.checks)} checks: {', '.join(self.checks)}"
+
+
+SHARED_MIN_CHARS = 40  # a shorter text is cheaper to repeat than to refer to
+
+
+def shared_reasons(result: Mapping[str, Any]) -> tuple[list[SharedReason], list[Check]]:
+    """The reasons two or more failed checks quote (a failed run's summary, why a phase was not
+    run or fails as a whole: observations "shared_reasons"), each once with the checks it
+    affects, in check order; and the checks with each such reason replaced by its label."""
+    checks: list[Check] = [
+        check(str(c.get("name", "")), bool(c.get("passed")), str(c.get("detail", "")))
+        for c in result.get("checks") or []
+        if isinstance(c, Mapping)
+    ]
+    candidates: dict[str, str] = {}  # quoted text -> the reason's text
+    for launch in result.get("launches") or []:
+        if not isinstance(launch, Mapping) or launch.get("status") in ("ok", None):
+            continue
+        cause = launch.get("root_cause")
+        if isinstance(cause, Mapping) and cause.get("kind") == "planned":
+            continue  # a planned kill is no reason for a failure
+        summary = str(launch.get("summary") or "")
+        candidates.setdefault(summary, f"run {launch.get('name')}: {summary}")
+    observations = result.get("observations") or {}
+    for text in [observations.get("not_run"), *(observations.get("shared_reasons") or [])]:
+        if isinstance(text, str):
+            candidates.setdefault(text, text)
+    found: list[tuple[str, str, list[int]]] = []  # (token, text, indexes of the checks)
+    for quoted in sorted(candidates, key=len, reverse=True):  # a summary may quote a shorter one
+        hit = [i for i, c in enumerate(checks) if not c["passed"] and quoted in c["detail"]]
+        if len(quoted) < SHARED_MIN_CHARS or len(hit) < 2:
+            continue
+        token = f"\x00{len(found)}\x00"
+        for i in hit:
+            checks[i]["detail"] = checks[i]["detail"].replace(quoted, token)
+        found.append((token, candidates[quoted], hit))
+    reasons = []
+    for number, (token, text, hit) in enumerate(sorted(found, key=lambda f: f[2][0]), 1):
+        reason = SharedReason(number, text, tuple(checks[i]["name"] for i in hit))
+        reasons.append(reason)
+        for i in hit:
+            checks[i]["detail"] = checks[i]["detail"].replace(token, reason.label)
+    return reasons, checks
 
 
 def begin(lab: str, params: dict[str, Any], world_size: int, out_dir: Path) -> LabResult:

@@ -7,8 +7,8 @@ WORLD_SIZE, MASTER_ADDR/PORT, TORCHELASTIC_*). Two things differ: the entrypoint
 and the start method `fork`, so a rank is a fork of this (warm) process instead of a new
 interpreter; and each rank runs the module in a child of its own (`run_rank`), so the module may
 end with `os._exit` or a signal exactly as under torchrun (elastic's function workers must
-return to hand back a value). Failures end this process as torchrun's would: the "Root Cause"
-report on stderr and exit status 1.
+return to hand back a value); what the rank leaves running ends with it. Failures end this
+process as torchrun's would: the "Root Cause" report on stderr and exit status 1.
 """
 
 from __future__ import annotations
@@ -17,13 +17,11 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
-from types import FrameType
 
 from torch.distributed import run as torchrun
 from torch.distributed.elastic.multiprocessing.errors import (
@@ -33,47 +31,29 @@ from torch.distributed.elastic.multiprocessing.errors import (
 )
 from torch.distributed.launcher.api import elastic_launch
 
-from trainer_lab.procs import PARENT_ENV, die_with_parent
+from trainer_lab.containment import keep_tree
+from trainer_lab.files import read_regular
+from trainer_lab.procs import PARENT_ENV, die_with_parent, exit_like
 from trainer_lab.warm import rendezvous
-
-_FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-              signal.SIGUSR2)  # fmt: skip
 
 
 def run_rank(module: str, *args: str) -> None:
-    """One rank: run `module` in a child, pass signals on, end as the child ended."""
+    """One rank: run `module` in a child, pass signals on, end as the child ended; what the
+    child left running is killed with it (containment.keep_tree)."""
     expected = os.environ.get(PARENT_ENV)  # the agent: this wrapper dies with it, as a rank would
     die_with_parent(int(expected) if expected else None)
-    wrapper = os.getpid()
-    child = os.fork()
-    if child == 0:
+    kept = keep_tree()
+    if kept is None:  # the child
         try:
-            die_with_parent(wrapper)
-            os.environ[PARENT_ENV] = str(wrapper)
             from trainer_lab.warm.fresh import run_as_main
 
             run_as_main(module, list(args))
         finally:
             os._exit(127)
-
-    def forward(signum: int, _frame: FrameType | None) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child, signum)
-
-    for sig in _FORWARDED:
-        signal.signal(sig, forward)
-    _, status = os.waitpid(child, 0)
-    for sig in _FORWARDED:  # the child is gone: the agent's SIGTERM now ends this process
-        signal.signal(sig, signal.SIG_DFL)
-    code = os.waitstatus_to_exitcode(status)
+    child, code = kept
     _record_exit(child, code)
-    if code < 0:  # end by the same signal, so the agent reports it as torchrun would
-        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP have no handler
-            signal.signal(-code, signal.SIG_DFL)
-        os.kill(wrapper, -code)
-        os._exit(128 - code)
-    if code != 0:
-        os._exit(code)
+    if code != 0:  # end as the child did (a signal too), so the agent reports it as torchrun would
+        exit_like(code)
 
 
 # Where each rank's wrapper records how its rank ended (set in main, inherited by the forks).
@@ -104,7 +84,9 @@ def every_failure(error: ChildFailedError, exits: Path) -> ChildFailedError:
     for path in exits.glob("*.json"):
         with contextlib.suppress(OSError, ValueError):
             attempt, rank = (int(part) for part in path.stem.split("-"))
-            records.setdefault(attempt, {})[rank] = json.loads(path.read_text())
+            found = json.loads(read_regular(path, 64 * 1024))
+            if isinstance(found, dict) and "exitcode" in found:
+                records.setdefault(attempt, {})[rank] = found
     if not records:
         return error
     last = records[max(records)]

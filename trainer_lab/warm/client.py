@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any
 
+from trainer_lab.containment import without_app_env
 from trainer_lab.procs import PARENT_ENV, kill_tree
 from trainer_lab.warm.job import Job
 
@@ -80,7 +81,9 @@ class WarmServer:
         kernel's parent-death signal follows the thread that started a child, so a server
         started from a short-lived worker thread would die with that thread."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        child_env = dict(os.environ if env is None else env)
+        # without the app's variables: a rank is a fork of the server, and its
+        # /proc/self/environ is the server's
+        child_env = without_app_env(dict(os.environ if env is None else env))
         child_env[PARENT_ENV] = str(os.getpid())
         child_env["PYTHONUNBUFFERED"] = "1"
         log = tempfile.TemporaryFile(prefix="drill-warm-")  # noqa: SIM115 - kept for errors

@@ -3,7 +3,8 @@
 Used by the server for each request and by a warm process (a forked lab driver) that launches
 ranks itself. The child gets its own session (as `start_new_session=True`), dies with its parent
 (PR_SET_PDEATHSIG), takes the given stdio, working directory and environment, and runs the
-module through `fresh.run_as_main`. `ForkedProcess` is what the parent holds: the subset of
+module through `fresh.run_as_main` (a contained job, in a fork of it that it keeps: see
+trainer_lab.containment). `ForkedProcess` is what the parent holds: the subset of
 `subprocess.Popen` that `procs.supervise` uses.
 """
 
@@ -15,6 +16,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
+from trainer_lab import containment
 from trainer_lab.procs import PARENT_ENV, die_with_parent
 
 # Modules a warm process runs on request; anything else is refused (a request names code).
@@ -71,6 +73,7 @@ def fork_job(job: Job, stdin: int, stdout: int, stderr: int) -> int:
         os.environ.clear()
         os.environ.update(job.env)
         os.environ[PARENT_ENV] = str(parent)
+        containment.enter()  # a contained job: this process keeps, a fork of it runs the module
         from trainer_lab.warm.fresh import run_as_main
 
         run_as_main(job.module, job.args)

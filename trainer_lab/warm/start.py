@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Literal
 
+from trainer_lab.containment import CONTAIN_ENV
 from trainer_lab.procs import Waitable
 from trainer_lab.warm.client import WarmServerError, default_server
 from trainer_lab.warm.job import Job, in_warm_process, start_local
@@ -70,6 +71,10 @@ def startup_differs(env: dict[str, str], base: dict[str, str]) -> list[str]:
 
 
 def cold_command(job: Job) -> list[str]:
+    """`python -m MODULE ARGS`; a contained job's through trainer_lab.containment, which keeps
+    its tree."""
+    if CONTAIN_ENV in job.env:
+        return [sys.executable, "-m", "trainer_lab.containment", job.module, *job.args]
     return [sys.executable, "-m", job.module, *job.args]
 
 

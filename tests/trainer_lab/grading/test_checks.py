@@ -183,3 +183,45 @@ def test_a_hung_run_gives_one_likely_cause_and_no_stray_ones(tmp_path):
     assert all("W=2: hang: no rank made progress for 8 s" in c["detail"] for c in checks)
     assert likely_causes(checks) == []
     assert hang_causes(runs) == [runs["w2"].stall.likely_cause()]
+
+
+def test_a_cause_named_at_each_world_size_is_listed_once_and_alone(tmp_path):
+    """Without set_epoch new_order fails at W=2 and at W=3: its detail names the cause twice;
+    the likely causes hold it once, and none of the W=3 evidence."""
+    from trainer_lab.grading.checks_run import distributed_checks
+    from trainer_lab.grading.contract import DATASET_SIZE
+    from trainer_lab.grading.grader import likely_causes
+
+    runs = []
+    for world in (2, 3):
+        shards = {
+            f"fetch-rank{r}.jsonl": fetched(list(range(r, DATASET_SIZE, world)) * 2)
+            for r in range(world)
+        }
+        runs.append(fake_run(tmp_path / f"w{world}", world, shards))
+    checks = {c["name"]: c for c in distributed_checks(runs, runs[0])}
+    detail = checks["distributed.new_order"]["detail"]
+    assert detail.count("likely cause: sampler.set_epoch(epoch)") == 2
+    assert likely_causes(list(checks.values())) == [
+        "sampler.set_epoch(epoch) is not called before each epoch"
+    ]
+
+
+def test_why_a_phase_fails_as_a_whole_is_recorded_as_a_shared_reason(tmp_path):
+    from trainer_lab.grading.contract import OTHER_DATA
+    from trainer_lab.grading.grader import judge_phase
+
+    runs = {}
+    for name in ("single", OTHER_DATA):
+        run = fake_run(tmp_path / name, 0, {})
+        run.launch = ScriptLaunch(
+            name, tmp_path / "train.py", ("--steps", "4"), 0, tmp_path / name, tmp_path, 10
+        )
+        runs[name] = run
+    shared: list[str] = []
+    checks = judge_phase("skeleton", runs, None, shared)
+    assert shared == [
+        "no optimizer step seen (single exited 0 without one); expected a torch.optim optimizer "
+        "step per training step (the contract: the grader watches them)"
+    ]
+    assert all(c["detail"].startswith(f"{shared[0]}; observed: ") for c in checks)

@@ -44,3 +44,43 @@ def test_the_workspace_holds_the_texts_and_copies_of_the_given_files(tmp_path):
     write_workspace(tmp_path / "ws", {"train.py": "print(1)\n"}, [given])
     assert (tmp_path / "ws" / "train.py").read_text() == "print(1)\n"
     assert (tmp_path / "ws" / "given.py").read_text() == "X = 1\n"
+
+
+def test_a_reason_several_checks_quote_is_given_once_with_the_checks_it_affects():
+    from tests.support.coding import HANG, hung_grading
+    from trainer_lab.usercode.verdict import shared_reasons
+
+    reasons, checks = shared_reasons(hung_grading())
+    assert [(r.label, r.text) for r in reasons] == [("reason 1", f"run w2: {HANG}")]
+    assert reasons[0].affects == (
+        "affects 3 checks: distributed.exactly_once, distributed.new_order, monitoring.named_phases"
+    )
+    assert [c["detail"] for c in checks] == [
+        "exit 0 in 1.0 s",
+        "W=2: reason 1; no ids",
+        "W=2: reason 1",
+        "no step lines (reason 1)",
+    ]
+
+
+def test_a_phase_failing_as_a_whole_is_one_reason_and_a_lone_quote_stays_in_place():
+    from trainer_lab.usercode.verdict import shared_reasons
+
+    why = "no optimizer step seen (single exited 0 without one); expected a torch.optim step"
+    result = {
+        "checks": [
+            check("skeleton.exits", False, f"{why}; observed: exit 0; likely cause: no optim"),
+            check("skeleton.loss_falls", False, f"{why}; observed: 1 -> 1; likely cause: no optim"),
+            check("restart.resumes", False, "error: rank 0: ValueError: bad checkpoint file"),
+        ],
+        "launches": [
+            {"name": "resume", "status": "error", "summary": "error: rank 0: ValueError: bad"},
+        ],
+        "observations": {"shared_reasons": [why]},
+    }
+    reasons, checks = shared_reasons(result)
+    assert [(r.text, r.checks) for r in reasons] == [
+        (why, ("skeleton.exits", "skeleton.loss_falls"))
+    ]
+    assert checks[0]["detail"] == "reason 1; observed: exit 0; likely cause: no optim"
+    assert checks[2]["detail"] == "error: rank 0: ValueError: bad checkpoint file"
