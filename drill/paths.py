@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -33,9 +33,13 @@ def settings_path() -> Path:
     return drill_home() / "settings.toml"
 
 
-def runs_dir() -> Path:
-    """Lab run directories (one per run) live here."""
-    return drill_home() / "runs"
+RUNS_FOLDER = "runs"  # under DRILL_HOME; this is the name's one copy
+VERIFY_RUNS = "verify"  # runs_dir()'s folder for the runs of `drill verify`
+
+
+def runs_dir(home: Path | None = None) -> Path:
+    """Lab run directories (one per run) live here (under `home`, default drill_home())."""
+    return (home or drill_home()) / RUNS_FOLDER
 
 
 def cache_dir() -> Path:
@@ -58,12 +62,33 @@ def user_deck_dirs(cli_dirs: Iterable[str | Path] | None = None) -> list[Path]:
 
 
 def new_run_dir(root: Path, name: str, when: datetime | None = None) -> Path:
-    """A directory under `root` no run has used yet: NAME-YYYYmmdd-HHMMSS, then -2, -3, ...
-    (a lab appends to its events files, so two runs must never share one)."""
+    """Create and return a directory under `root` that is this run's alone:
+    NAME-YYYYmmdd-HHMMSS, then -2, -3, ... (a lab appends to its events files, so two runs must
+    never share one). Each name is claimed with one os.mkdir, which fails when the name exists:
+    two runs started in the same second, in threads or in processes, get two directories, and
+    a directory that is already there is never reused. OSError when `root` cannot be made."""
     stamp = (when or datetime.now()).strftime("%Y%m%d-%H%M%S")
-    base = root / f"{name}-{stamp}"
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    return path
+    base = f"{name}-{stamp}"
+    return _claim(root, lambda n: base if n == 1 else f"{base}-{n}", 1)
+
+
+def new_numbered_dir(root: Path) -> Path:
+    """Create and return root/N for the first free N after the highest number in `root`
+    (a round's gradings: grades/1, grades/2, ...), claimed atomically like new_run_dir."""
+    root.mkdir(parents=True, exist_ok=True)
+    taken = (int(p.name) for p in root.iterdir() if p.name.isdigit() and p.name.isascii())
+    return _claim(root, str, 1 + max(taken, default=0))
+
+
+def _claim(root: Path, name_for: Callable[[int], str], first: int) -> Path:
+    """The first root/name_for(n), n = first, first + 1, ..., that this call created."""
+    root.mkdir(parents=True, exist_ok=True)
+    number = first
+    while True:
+        path = root / name_for(number)
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            number += 1
+            continue
+        return path

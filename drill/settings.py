@@ -13,6 +13,7 @@ from pathlib import Path
 from drill.errors import SettingsError
 from drill.files import FileRefused, read_regular
 from drill.paths import settings_path
+from drill.runs.retention import DEFAULT_KEEP
 
 LEECH_ACTIONS = ("suspend", "tag")
 
@@ -25,6 +26,7 @@ class Settings:
     day_start_hour: int = 4  # local hour at which "today" starts (bury, daily new limit)
     leech_threshold: int = 8  # lapses that make a card a leech (0: never)
     leech_action: str = "suspend"  # "suspend" (and tag) or "tag" (flag only)
+    keep_runs: int = DEFAULT_KEEP  # run folders kept per kind (drill.runs.retention; 0: all)
     # personal FSRS-6 parameters fitted by `drill optimize`; None: the fsrs package's defaults
     fsrs_parameters: tuple[float, ...] | None = None
 
@@ -43,6 +45,8 @@ class Settings:
             raise SettingsError("day_start_hour must be between 0 and 23")
         if not 0 <= self.leech_threshold <= 1000:
             raise SettingsError("leech_threshold must be between 0 and 1000")
+        if not 0 <= self.keep_runs <= 100_000:
+            raise SettingsError("keep_runs must be between 0 and 100000")
         if self.leech_action not in LEECH_ACTIONS:
             raise SettingsError('leech_action must be "suspend" or "tag"')
         if self.fsrs_parameters is not None:
@@ -60,6 +64,7 @@ _KINDS: dict[str, tuple[tuple[type, ...], str]] = {
     "day_start_hour": ((int,), _WHOLE),
     "leech_threshold": ((int,), _WHOLE),
     "leech_action": ((str,), '"suspend" or "tag"'),
+    "keep_runs": ((int,), _WHOLE),
     "fsrs_parameters": ((list,), "a list of 21 numbers (FSRS-6)"),
 }
 MAX_FILE_BYTES = 64 * 1024  # a settings file is a few lines; refuse to parse megabytes

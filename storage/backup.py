@@ -115,6 +115,8 @@ def backup_database(db_path: Path, out: Path | None, now: datetime) -> Path:
         dest = _unused(out, stem)
     elif out.exists() or out.is_symlink():
         raise DatabaseError(f"{out} already exists; not overwriting it")
+    elif not out.parent.is_dir():  # a path given is written where it says, never a new folder
+        raise DatabaseError(f"cannot write {out}: no directory {out.parent}")
     else:
         dest = out
     try:  # where it goes first: a read-only or missing place fails before any reading

@@ -1,5 +1,5 @@
-"""The values drill writes into card_state and review_log, and a check that a stored row holds
-only such values. Stdlib only: the light read path (storage.snapshot) uses it too.
+"""The values drill writes into each table, and a check that a stored row holds only such
+values. Stdlib only: the light read path (storage.snapshot) uses it too.
 
 A database is a file anyone can edit or hand over, and SQLite stores whatever it is given in
 any column. A row outside these domains (a state 99, a rating 7, a due date that does not parse
@@ -11,9 +11,19 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
+
+from storage.schema_names import (
+    EXERCISE_PROGRESS,
+    MOCK_GRADE,
+    MOCK_PROMPT,
+    MOCK_REPORT,
+    MOCK_ROUND,
+    RUN_KINDS,
+    RUN_LOG,
+)
 
 CARD_STATES = (1, 2, 3)  # fsrs State: Learning, Review, Relearning (NULL: never reviewed)
 RATINGS = (1, 2, 3, 4)  # Again, Hard, Good, Easy
@@ -164,4 +174,123 @@ def review_log_problems(row: Mapping[str, Any]) -> list[str]:
     _count(row, "duration_ms", problems)
     _state_json(row.get("state_before"), "state_before", problems, required=False)
     _state_json(row.get("state_after"), "state_after", problems, required=True)
+    return problems
+
+
+# --- the other tables: one check per column (a column the row lacks, from an older schema,
+# is not checked). A reader (SQLAlchemy's DateTime, json.loads) raises on any of these values.
+ColumnCheck = Callable[[Mapping[str, Any], str, list[str]], None]
+RUN_STATUSES = ("running", "ok", "failed", "error", "timeout", "cancelled")
+CHECK_STATUSES = RUN_STATUSES[1:]  # trainer_lab.result Status
+MOCK_STATUSES = ("running", "grading", "done")
+COVERAGES = ("covered", "partial", "missed")  # drill.mock.coverage.Coverage
+CERTAINTIES = ("low", "medium", "high")
+
+
+def _required_time(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+    _time(row, column, problems, required=True)
+
+
+def _optional_time(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+    _time(row, column, problems, required=False)
+
+
+def _string(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+    if not isinstance(row.get(column), str):
+        problems.append(f"{column} {shown(row.get(column))} is not text")
+
+
+def _number_at_least_zero(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+    value = row.get(column)
+    if not (_number(value) and value >= 0):
+        problems.append(f"{column} {shown(value)} is not a finite number >= 0")
+
+
+def _pid(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+    value = row.get(column)
+    if not (_int(value) and 0 < value < 2**31):
+        problems.append(f"{column} {shown(value)} is not a process id")
+
+
+def _optional(check: ColumnCheck) -> ColumnCheck:
+    def optional(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+        if row.get(column) is not None:
+            check(row, column, problems)
+
+    return optional
+
+
+def _one_of(values: tuple[Any, ...]) -> ColumnCheck:
+    def one_of(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+        value = row.get(column)
+        if not (isinstance(value, str | int) and not isinstance(value, bool) and value in values):
+            listed = ", ".join(str(v) for v in values)
+            problems.append(f"{column} {shown(value)} is not one of {listed}")
+
+    return one_of
+
+
+def _json(kind: type) -> ColumnCheck:
+    what = "a JSON object" if kind is dict else "a JSON list"
+
+    def parses(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+        value = row.get(column)
+        try:
+            parsed = json.loads(value) if isinstance(value, str) else None
+        except (ValueError, RecursionError):
+            parsed = None
+        if not isinstance(parsed, kind):
+            problems.append(f"{column} {shown(value)} is not {what}")
+
+    return parses
+
+
+_RATING = _one_of(RATINGS)
+TABLE_DOMAINS: dict[str, dict[str, ColumnCheck]] = {
+    EXERCISE_PROGRESS: {
+        "name": _text, "started_at": _required_time, "attempts": _count,
+        "hints_shown": _count, "solution_viewed": _flag,
+        "last_status": _optional(_one_of(CHECK_STATUSES)),
+        "last_checked_at": _optional_time, "solved_at": _optional_time,
+        "rated": _optional(_RATING),
+    },
+    RUN_LOG: {
+        "kind": _one_of(RUN_KINDS), "name": _text, "params_json": _json(dict),
+        "world_size": _count, "card_id": _optional(_text), "deck_id": _optional(_text),
+        "started_at": _required_time, "finished_at": _optional_time,
+        "duration_s": _optional(_number_at_least_zero), "status": _one_of(RUN_STATUSES),
+        "checks_passed": _optional(_count), "checks_total": _optional(_count),
+        "summary_json": _json(dict), "run_dir": _string, "version": _optional(_string),
+        "pid": _optional(_pid), "predicted": _optional(_string),
+        "certainty": _optional(_one_of(CERTAINTIES)), "prediction_right": _optional(_flag),
+        "suggested_rating": _optional(_RATING), "rating": _optional(_RATING),
+    },
+    MOCK_ROUND: {
+        "round_key": _text, "title": _string, "status": _one_of(MOCK_STATUSES),
+        "definition_json": _json(dict), "budgets_json": _json(list), "clock_json": _json(dict),
+        "started_at": _required_time, "updated_at": _required_time,
+        "finished_at": _optional_time,
+    },
+    MOCK_PROMPT: {
+        "phase_index": _count, "position": _count, "prompt_key": _text,
+        "card_id": _optional(_text), "deck_id": _optional(_text), "text": _string,
+        "rubric_json": _json(list), "answer": _string, "answer_saved_at": _optional_time,
+    },
+    MOCK_GRADE: {
+        "bullet_index": _count, "bullet": _string, "auto_status": _one_of(COVERAGES),
+        "checked": _flag,
+    },
+    MOCK_REPORT: {
+        "created_at": _required_time, "overall_band": _string,
+        "overall_score": _number_at_least_zero, "report_json": _json(dict),
+    },
+}  # fmt: skip
+
+
+def table_problems(table: str, row: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a row of `table` (one of TABLE_DOMAINS); [] when sound."""
+    problems: list[str] = []
+    for column, check in TABLE_DOMAINS[table].items():
+        if column in row:
+            check(row, column, problems)
     return problems

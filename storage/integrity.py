@@ -1,19 +1,27 @@
 """Is a file a sound drill database? `drill db check` and restore validation. Stdlib only.
 
 A database passes when SQLite's integrity_check and foreign_key_check find nothing and its
-tables have the columns and indexes that storage.migrations gives a database of its version.
+tables have the columns and indexes that storage.migrations gives a database of its version,
+and every row holds values in its columns' domains (storage.domains).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
-from storage.domains import card_state_problems, review_log_problems, shown
+from storage.domains import (
+    TABLE_DOMAINS,
+    card_state_problems,
+    review_log_problems,
+    shown,
+    table_problems,
+)
 from storage.errors import DatabaseError, one_line, space_note
 from storage.migrations import LATEST_VERSION, migrate, schema_version
-from storage.schema_names import CARD_STATE, REVIEW_LOG
+from storage.schema_names import CARD_STATE, EXERCISE_PROGRESS, MOCK_REPORT, REVIEW_LOG
 
 MAX_INTEGRITY_LINES = 20
 VALUES = "values: "  # the prefix of a value problem
@@ -139,14 +147,21 @@ def _integrity_problems(conn: sqlite3.Connection) -> list[str]:
 
 
 def _value_problems(conn: sqlite3.Connection) -> list[str]:
-    """Rows of card_state and review_log holding values drill never writes (storage.domains):
-    the first MAX_VALUE_LINES one line each, then how many more."""
+    """Rows of every table holding values drill never writes (storage.domains): the first
+    MAX_VALUE_LINES one line each, then how many more."""
+    present = {
+        row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    checks: list[tuple[str, Callable[[dict], list[str]]]] = [
+        (CARD_STATE, card_state_problems),
+        (REVIEW_LOG, review_log_problems),
+        *((table, partial(table_problems, table)) for table in TABLE_DOMAINS),
+    ]
     found: list[str] = []
     more = 0
-    for table, key, check in (
-        (CARD_STATE, "card_id", card_state_problems),
-        (REVIEW_LOG, "id", review_log_problems),
-    ):
+    for table, check in checks:
+        if table not in present:  # an older schema (migrated on open)
+            continue
         cursor = conn.execute(f"SELECT * FROM {table}")
         names = [column[0] for column in cursor.description]
         for values in cursor:
@@ -157,15 +172,23 @@ def _value_problems(conn: sqlite3.Connection) -> list[str]:
             if len(found) >= MAX_VALUE_LINES:
                 more += 1
                 continue
-            label = (
-                f"{table} row {row['id']} (card {shown(row.get('card_id'))})"
-                if key == "id"
-                else (f"{table} card {shown(row.get('card_id'))}")
-            )
-            found.append(f"{VALUES}{label}: {'; '.join(bad)}")
+            found.append(f"{VALUES}{_row_label(table, row)}: {'; '.join(bad)}")
     if more:
         found.append(f"{VALUES}{more} more row(s) with values outside their domains")
     return found
+
+
+def _row_label(table: str, row: dict) -> str:
+    """How a message names a row: its card for the review tables, else its key."""
+    if table == CARD_STATE:
+        return f"{table} card {shown(row.get('card_id'))}"
+    if table == REVIEW_LOG:
+        return f"{table} row {row['id']} (card {shown(row.get('card_id'))})"
+    if table == EXERCISE_PROGRESS:
+        return f"{table} exercise {shown(row.get('name'))}"
+    if table == MOCK_REPORT:
+        return f"{table} round {shown(row.get('round_id'))}"
+    return f"{table} row {shown(row.get('id'))}"
 
 
 def _foreign_key_problems(conn: sqlite3.Connection) -> list[str]:

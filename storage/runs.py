@@ -216,6 +216,22 @@ class RunRepository:
         with self.db.unit() as session:
             return [_entry(row) for row in session.exec(query)]
 
+    def retained_dirs(self) -> set[str]:
+        """The run folders the log still needs: every `running` row's, and for each (kind,
+        name, params, world size, version) the newest row's of each status (what the Labs
+        screen reopens and verify's cache reads)."""
+        columns = (RunLogRow.kind, RunLogRow.name, RunLogRow.params_json, RunLogRow.world_size,
+                   RunLogRow.version, RunLogRow.status, RunLogRow.run_dir)  # fmt: skip
+        with self.db.unit() as session:
+            rows = session.exec(select(*columns).order_by(col(RunLogRow.id).desc())).all()
+        kept: set[str] = set()
+        seen: set[tuple] = set()  # type: ignore[type-arg]
+        for *key, run_dir in rows:
+            if key[-1] == RUNNING or tuple(key) not in seen:
+                kept.add(run_dir)
+            seen.add(tuple(key))
+        return {run_dir for run_dir in kept if run_dir}
+
     def running(self) -> list[tuple[int, int | None]]:
         """(id, owning pid) of every row still `running`."""
         with self.db.unit() as session:

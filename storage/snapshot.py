@@ -54,9 +54,15 @@ class Snapshot:
         """One line for the user when cards were skipped, else None."""
         return damaged_notice(self.schedules)
 
-    def introduced_since(self, since: datetime) -> int:
+    def introduced_since(self, since: datetime, until: datetime | None = None) -> int:
+        """Cards first reviewed at `since` or later (and at `until` or earlier: a review dated
+        after now, from a clock that was once set wrong, is not one of today's)."""
         return sum(
-            1 for r in self.schedules.values() if r.introduced_at and r.introduced_at >= since
+            1
+            for r in self.schedules.values()
+            if r.introduced_at
+            and r.introduced_at >= since
+            and (until is None or r.introduced_at <= until)
         )
 
 

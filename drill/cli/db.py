@@ -82,9 +82,12 @@ def cmd_db_check(_args: argparse.Namespace) -> int:
 
 
 def cmd_db_backup(args: argparse.Namespace) -> int:
+    from drill.files import require_parent_dir
     from storage.backup import backup_database
     from storage.errors import DatabaseError
 
+    if args.out is not None and not args.out.is_dir():
+        require_parent_dir(args.out)
     try:
         written = backup_database(database_path(), args.out, datetime.now(UTC))
     except DatabaseError as error:

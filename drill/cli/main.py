@@ -4,26 +4,38 @@ The subcommands live in their own drill.cli modules: each module's
 `register(subparsers)` adds its parser and sets `func=handler` with `handler(args) -> int`
 (registering stays light: handlers import what they need). Errors reach the user as one line on
 stderr: DrillError -> exit 2; anything unexpected -> exit 1 with a hint (DRILL_DEBUG=1 shows the
-traceback).
+traceback); a command stopped by signal N -> exit 128 + N (drill.cli.signals).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import NoReturn
 
 from drill import __version__
-from drill.cli import cards, db, exercise, export, lab, mock, optimize, stats, study, verify
+from drill.cli import (
+    cards,
+    db,
+    exercise,
+    export,
+    lab,
+    mock,
+    optimize,
+    runs,
+    signals,
+    stats,
+    study,
+    verify,
+)
 from drill.cli.output import say
 from drill.errors import DrillError, Terminated
+from drill.text import printable
 
 DESCRIPTION = """\
 Spaced-repetition drills for ML-training-infrastructure interviews.
@@ -39,10 +51,12 @@ environment:
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line (and exit 2), not a usage block."""
+    """Usage errors as one line (and exit 2), not a usage block; every argparse error passes
+    here, and what it quotes from the command line is shown as text (no escape sequences)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        line = " ".join(printable(f"{self.prog}: error: {message}").split("\n"))
+        self.exit(2, f"{line} (see '{self.prog} --help')\n")
 
 
 def _add_decks_option(parser: argparse.ArgumentParser, *, top: bool) -> None:
@@ -95,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decks_option(due, top=False)
     due.set_defaults(func=cmd_due)
 
-    for module in (cards, db, exercise, export, lab, mock, optimize, stats, study, verify):
+    for module in (cards, db, exercise, export, lab, mock, optimize, runs, stats, study, verify):
         module.register(sub)
     return parser
 
@@ -107,6 +121,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 # --- commands ----------------------------------------------------------------------------------
 def cmd_decks_list(args: argparse.Namespace) -> int:
+    from drill.decks.hints import check_command
     from drill.decks.loader import load_decks
 
     decks = load_decks(args.decks)
@@ -114,7 +129,7 @@ def cmd_decks_list(args: argparse.Namespace) -> int:
         count = len(loaded.deck.cards)
         say(f"{loaded.deck.deck:<24} {count:>4} cards  {loaded.deck.title}  ({loaded.path})")
     for path in decks.invalid_paths:
-        say(f"{'(invalid)':<24} {'':>4}        {path}  (see: drill decks check)")
+        say(f"{'(invalid)':<24} {'':>4}        {path}  (see: {check_command([path])})")
     return 0
 
 
@@ -141,6 +156,7 @@ def cmd_decks_check(args: argparse.Namespace) -> int:
 
 
 def cmd_due(args: argparse.Namespace) -> int:
+    from drill.decks.hints import check_command
     from drill.decks.loader import load_decks
     from drill.paths import database_path
     from drill.review.due import due_counts
@@ -170,7 +186,7 @@ def cmd_due(args: argparse.Namespace) -> int:
         say(f"{s.deck_id:<24} due {s.due:>4}  new {s.new:>4}  next {nxt}")
     say(f"{'total':<24} due {total['due']:>4}  new {total['new']:>4}")
     for path in decks.invalid_paths:
-        say(f"skipped invalid deck: {path} (see: drill decks check)", file=sys.stderr)
+        say(f"skipped invalid deck: {path} (see: {check_command([path])})", file=sys.stderr)
     if snapshot.notice:
         say(f"drill: {snapshot.notice}", file=sys.stderr)
     return 0
@@ -188,30 +204,6 @@ def _storage_error_types() -> tuple[type[BaseException], ...]:
     # storage.db imports sqlmodel; only look for its error type if it was imported anyway.
     module = sys.modules.get("storage.errors")
     return (module.DatabaseError,) if module is not None else ()
-
-
-_CLEANUP_SIGNALS = ("SIGTERM", "SIGHUP")
-
-
-def _raise_terminated(signum: int, _frame: object) -> None:
-    raise Terminated(signum)
-
-
-@contextlib.contextmanager
-def _signals_unwind() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise Terminated (a KeyboardInterrupt, as SIGINT already does) while
-    a command runs, so its cleanup runs: no half-written backup, export or temporary file, no
-    fit worker left behind. The previous handlers come back afterwards."""
-    previous = {}
-    for name in _CLEANUP_SIGNALS:
-        number = getattr(signal, name, None)
-        if number is not None and threading.current_thread() is threading.main_thread():
-            previous[number] = signal.signal(number, _raise_terminated)
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
 
 
 def _check_home() -> None:
@@ -235,18 +227,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "func", None)
+    signals.reset()
+    status = _run(handler, args)
+    stopped = signals.stopped_by()
+    if stopped is None or handler is None:  # the TUI: Textual handles its own signals
+        return status
+    if status != signals.exit_status(stopped):
+        say(f"drill: stopped by {signal.Signals(stopped).name}", file=sys.stderr)
+    return signals.exit_status(stopped)  # one rule, whatever the command made of the signal
+
+
+def _configure_retention() -> None:
+    """keep_runs from settings.toml for the pruning after each run (drill.runs.retention); a
+    settings file that cannot be read leaves the default (a command that reads the settings
+    reports the problem)."""
+    from drill.runs import retention
+    from drill.settings import load_settings
+
+    try:
+        retention.configure(load_settings().keep_runs)
+    except DrillError:
+        retention.configure(retention.DEFAULT_KEEP)
+
+
+def _run(handler: Callable[[argparse.Namespace], int] | None, args: argparse.Namespace) -> int:
+    """Run the command (or the TUI); its exit status, every error as one line on stderr."""
     try:
         _check_home()
-        if handler is None:  # the TUI: Textual handles its own signals
+        _configure_retention()
+        if handler is None:
             return int(run_tui(args) or 0)
-        with _signals_unwind():
+        with signals.signals_unwind():
             return int(handler(args) or 0)
     except Terminated as stopped:
         say(f"drill: stopped by {signal.Signals(stopped.signum).name}", file=sys.stderr)
-        return 128 + stopped.signum
+        return signals.exit_status(stopped.signum)
     except KeyboardInterrupt:
         say("drill: interrupted", file=sys.stderr)
-        return 130
+        return signals.exit_status(signal.SIGINT)
     except BrokenPipeError:
         return 0  # e.g. `drill due | head -1`
     except DrillError as error:

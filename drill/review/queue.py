@@ -39,7 +39,7 @@ class ReviewDay:
     start: datetime  # day_start(): the last local day_start_hour:00 at or before the moment
     next_start: datetime  # next_day_start(): when "tomorrow" begins (bury lasts until then)
     new_limit: int  # Settings.new_cards_per_day, across all decks
-    introduced_today: int  # cards first reviewed since `start`
+    introduced_today: int  # cards first reviewed from `start` up to the moment (never later)
     learn_ahead: timedelta = timedelta(0)  # cards due within this window are offered now too
 
     @property
@@ -55,7 +55,7 @@ def review_day(now: datetime, settings: Settings, snapshot: Snapshot) -> ReviewD
         start=start,
         next_start=next_day_start(now, settings.day_start_hour),
         new_limit=settings.new_cards_per_day,
-        introduced_today=snapshot.introduced_since(start),
+        introduced_today=snapshot.introduced_since(start, until=now),
         learn_ahead=timedelta(minutes=settings.learn_ahead_minutes),
     )
 

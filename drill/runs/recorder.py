@@ -100,6 +100,7 @@ class RunRecorder:
         self.now = now
         self.clock = clock
         self.run_id: int | None = None
+        self.run_dir: Path | None = None
         self._opened = False
         self._started = clock()
 
@@ -130,6 +131,7 @@ class RunRecorder:
     ) -> str | None:
         """Write the `running` row (opening the database first when given open_db)."""
         self._started = self.clock()
+        self.run_dir = Path(run_dir)
         started = started_at or self.now()
 
         def write() -> int:
@@ -166,7 +168,22 @@ class RunRecorder:
                                suggested_rating=suggested_rating),
         )  # fmt: skip
         self.run_id = None
+        if done.ok:
+            self._prune()
         return done.notice
+
+    def _prune(self) -> None:
+        """Keep the last runs of this run's kind (drill.runs.retention); a folder that cannot
+        be removed stays, and never fails the run."""
+        from drill.runs import retention
+        from storage.errors import DatabaseError
+
+        if self.db is None or self.run_dir is None or retention.kept_per_kind() <= 0:
+            return
+        try:
+            retention.after_run(self.run_dir, self.db.runs.retained_dirs())
+        except (OSError, DatabaseError):
+            return
 
     def finish_result(
         self, result: LabResult, duration_s: float | None = None, **extra: Any

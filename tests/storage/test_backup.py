@@ -95,6 +95,10 @@ def test_manual_backup_to_a_file_a_directory_and_never_over_a_file(
     db_path: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "elsewhere" / "copy.sqlite3"
+    with pytest.raises(DatabaseError, match=r"copy.sqlite3: no directory .*elsewhere$"):
+        backup_database(db_path, out, T0)  # a path given never gets new folders
+    assert not out.parent.exists()
+    out.parent.mkdir()
     assert backup_database(db_path, out, T0) == out and cards(out) == ["alpha"]
     folder = tmp_path / "folder"
     folder.mkdir()

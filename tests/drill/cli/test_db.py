@@ -179,3 +179,22 @@ def test_usage_errors_are_one_line_exit_2(
 def test_db_without_a_subcommand_prints_help_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert drill("db") == 2
     assert "check" in capsys.readouterr().out
+
+
+def test_check_names_a_time_that_does_not_parse_in_exercise_progress(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = _database_with("alpha")
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "INSERT INTO exercise_progress (name, started_at, attempts, hints_shown, "
+            "solution_viewed, last_checked_at) VALUES ('ddp', '2026-03-02 12:00:00.000000', 1, "
+            "0, 0, 'last tuesday')"
+        )
+    conn.close()
+    assert drill("db", "check") == 1
+    assert capsys.readouterr().out == (
+        f"{path}: values: exercise_progress exercise 'ddp': last_checked_at 'last tuesday' is "
+        "not a time\n"
+    )

@@ -1,5 +1,6 @@
 """`drill lab run` stopped by Ctrl-C (SIGINT), SIGTERM or SIGHUP: the run dir records the run as
-cancelled, with what the lab observed so far, the command exits 3 and no lab process survives.
+cancelled, with what the lab observed so far, the command exits 128 + the signal's number (the
+README's one rule) and no lab process survives.
 
 Real processes: `python -m drill lab run resume` (two torchrun launches), signalled while a
 launch runs."""
@@ -75,7 +76,7 @@ def test_a_signal_during_the_first_launch_records_a_cancelled_run(
 ) -> None:
     out = tmp_path / "run"
     code, _, err = _run_and_signal(out, sig, _workers_running(out))
-    assert code == 3
+    assert code == 128 + sig
     assert f"{sig.name}: cancelling the lab" in err
     result = _result(out)
     assert result["status"] == "cancelled"
@@ -89,7 +90,7 @@ def test_sigterm_during_the_second_launch_keeps_the_first_launchs_observations(
     out = tmp_path / "run"
     second = out / "runs" / "resumed" / "events-rank1.jsonl"
     code, stdout, err = _run_and_signal(out, signal.SIGTERM, second.exists)
-    assert code == 3
+    assert code == 128 + signal.SIGTERM
     lines = stdout.splitlines()
     assert lines[0] == f"resume · world size 2 · {backend_choice(2)}"
     assert lines[1].startswith("resume: cancelled in ")

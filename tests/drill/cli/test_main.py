@@ -41,6 +41,26 @@ def test_unknown_subcommand_is_one_line_exit_2() -> None:
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["due", "\x1b[31mRED\x1b]0;title\x07"],  # unrecognized arguments: quoted raw by argparse
+        ["due", "--json=\x1b[2J"],
+        ["lab", "run", "resume", "--world-size", "\x9b2J"],
+        ["due", "two\nlines\x1b[A"],
+    ],
+)
+def test_argparse_errors_show_the_command_line_as_text(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith("--help')\n") and err.count("\n") == 1  # one line
+    assert not any((ord(c) < 32 and c != "\n") or 0x7F <= ord(c) < 0xA0 for c in err), ascii(err)
+
+
 def test_help_explains_commands() -> None:
     done = run_drill("--help")
     assert done.returncode == 0
