@@ -141,18 +141,18 @@ class Services:
 
         return latest_interrupted(self.mock_store)
 
-    def feed_back_coding(self, session: CodingSession) -> list[str]:
+    def feed_back_coding(
+        self, session: CodingSession, changed: list[str] | None = None
+    ) -> list[str]:
         """Rate what a finished coding round examined (its failed checks' cards, its answered
-        follow-ups' cards), once per round; cards never reviewed are left new."""
+        follow-ups' cards), once per round, by the rule for ratings from outside review (cards
+        never reviewed are left new); one line per card says what changed. `changed` collects
+        the ids of the cards whose review was written."""
         from drill.mock.coding.report import build_report, feed_back
+        from drill.mock.feedback import noting_changed
 
-        def reviewed(card_id: str) -> bool:
-            state = self.db.review.card_state(card_id)
-            return state is not None and int(state.get("reps") or 0) > 0
-
-        return feed_back(
-            session, build_report(session), self.mock_rater(), self.decks.deck_of, seen=reviewed
-        )
+        rate = self.mock_rater() if changed is None else noting_changed(self.mock_rater(), changed)
+        return feed_back(session, build_report(session), rate, self.decks.deck_of)
 
     def record_grading(
         self, result: Mapping[str, Any], out_dir: Path, notify: Callable[[str], None]

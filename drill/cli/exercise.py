@@ -130,17 +130,14 @@ def print_outcome(outcome: CheckOutcome, name: str) -> None:
     else:
         say(f"{passed}/{len(result['checks'])} checks pass ({took}); stuck? "
               f"drill exercise hint {name}")  # fmt: skip
-    if outcome.rating is not None:
-        from drill.exercises.service import RATING_NAMES
-
-        cards = ", ".join(outcome.rated_cards)
-        say(f"rated {RATING_NAMES[outcome.rating]}: {cards}")
+    for change in outcome.changes:
+        say(f"card {change.describe()}")
     for notice in outcome.notices:
         say(f"note: {notice}", file=sys.stderr)
 
 
 def _check_once(service: ExerciseService, name: str) -> int:
-    from drill.cli.lab import _signals_cancel
+    from drill.cli.signals import signals_cancel
 
     cancel = threading.Event()
     box: dict[str, Any] = {}
@@ -153,7 +150,7 @@ def _check_once(service: ExerciseService, name: str) -> int:
 
     thread = threading.Thread(target=work, name=f"check-{name}")
     notify = lambda text: say(text, file=sys.stderr)  # noqa: E731
-    with _signals_cancel(cancel, notify):
+    with signals_cancel(cancel, notify):
         thread.start()
         thread.join()
     if "error" in box:

@@ -98,13 +98,14 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 def _chosen_decks(args: argparse.Namespace, loaded: DeckSet | None = None) -> list[Any]:
     """The decks named by --deck (all without it) of `loaded` (default: load them, without
     the database: an Anki export needs none); DrillError naming the valid ids."""
+    from drill.decks.hints import check_command
     from drill.decks.loader import load_decks
     from drill.errors import DrillError
 
     if loaded is None:
         loaded = load_decks(getattr(args, "decks", None) or [])
     for path in loaded.invalid_paths:
-        say(f"skipped invalid deck: {path} (see: drill decks check)", file=sys.stderr)
+        say(f"skipped invalid deck: {path} (see: {check_command([path])})", file=sys.stderr)
     decks = [d.deck for d in loaded.decks]
     if not args.deck:
         return decks

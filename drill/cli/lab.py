@@ -2,8 +2,9 @@
 subprocesses). Registered by drill/cli/main.py through `register(subparsers)`.
 
 Exit codes of `drill lab run`: 0 every check passed, 1 a check failed, 2 usage error
-(unknown lab, unknown param, bad value), 3 the lab errored, timed out or was cancelled (Ctrl-C,
-SIGTERM or SIGHUP: the lab records what it observed so far, result.json says `cancelled`).
+(unknown lab, unknown param, bad value), 3 the lab errored or timed out; stopped by Ctrl-C,
+SIGTERM or SIGHUP, the lab records what it observed so far (result.json says `cancelled`) and
+drill exits 128 + the signal's number (drill.cli.signals).
 """
 
 from __future__ import annotations
@@ -11,23 +12,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from drill.cli.output import say, text
+from drill.cli.signals import signals_cancel
+from drill.files import require_parent_dir
 from drill.text import printable
 
 if TYPE_CHECKING:
     from trainer_lab.result import LabResult
 
 EXIT_OK, EXIT_USAGE, EXIT_LAB_ERROR = 0, 2, 3  # 1 (a check failed) comes from EXIT_FOR_STATUS
-CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def register(subparsers: Any) -> None:
@@ -178,12 +176,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         params = spec.resolve_params(parse_params(spec, args.param))
         world_size = resolve_world_size(spec, args.world_size)
         timeout = None if args.timeout is None else check_timeout(args.timeout, "--timeout")
+        if args.out is not None:
+            require_parent_dir(args.out)
         out_dir = args.out or default_out_dir(spec.name)
         prepare_run_dir(out_dir)
     except ParamError as error:
         return _error(str(error))
     except OSError as error:  # the default run directory's parent (DRILL_HOME) is unusable
-        return _error(f"cannot create a run directory: {error.strerror or error}")
+        where = f" {error.filename}" if error.filename else ""
+        return _error(f"run directory{where} cannot be used: {error.strerror or error}")
     if args.torchrun:  # the driver and every launch it makes, here and in its children
         os.environ[LAUNCHER_ENV] = "torchrun"
     header = f"{spec.name} · world size {world_size} · {backend_choice(world_size)}"
@@ -202,27 +203,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print_summary(result)
     return EXIT_FOR_STATUS.get(result["status"], EXIT_LAB_ERROR)
-
-
-@contextmanager
-def _signals_cancel(cancel: threading.Event, notify: Any) -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP set `cancel` (the lab then stops and records what it has)
-    instead of killing this process; the previous handlers come back afterwards."""
-
-    def handler(signum: int, _frame: FrameType | None) -> None:
-        first = not cancel.is_set()
-        cancel.set()
-        if first:
-            name = signal.Signals(signum).name
-            with suppress(OSError):  # SIGHUP: the terminal may be gone
-                notify(f"{name}: cancelling the lab; it records what it observed so far")
-
-    previous = {sig: signal.signal(sig, handler) for sig in CANCEL_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 def _run_with_progress(
@@ -252,7 +232,7 @@ def _run_with_progress(
                 task, description=message, completed=event.done, total=event.total or None
             )
 
-        with _signals_cancel(cancel, lambda line: console.print(text(line), highlight=False)):
+        with signals_cancel(cancel, lambda line: console.print(text(line), highlight=False)):
             return run_lab(
                 name, params, world_size, out_dir, timeout, on_progress=on_progress, cancel=cancel
             )

@@ -215,8 +215,9 @@ def _add_coding_commands(sub: Any) -> None:
         "--nproc-per-node 2 train.py ...` cell and a notes cell, with drill_data.py beside it.\n"
         "Default: a new round DRILL_HOME/rounds/<id>/round.ipynb with its clock: keep time and\n"
         "have each phase graded with `drill mock watch` (or `drill mock coding resume <id>`).\n"
-        "With OUT.ipynb: only the notebook, there (no round, no clock). An existing notebook\n"
-        "is never replaced. Grade it any time with `drill mock grade NOTEBOOK.ipynb`.",
+        "With OUT.ipynb: only the notebook, there (no round, no clock). An existing notebook,\n"
+        "or a drill_data.py there that is not drill's, is never replaced (exit 2). Grade it any\n"
+        "time with `drill mock grade NOTEBOOK.ipynb`.",
     )
     notebook.add_argument(
         "out", nargs="?", metavar="OUT.ipynb", help="where to write it (default: a new workspace)"
@@ -376,12 +377,11 @@ def _text_report(report: Any, markdown: bool) -> int:  # report: RoundReport
             f"  {phase.title:<45} {phase.band:<10} {phase.score:>4.0%}"
             f"  {clock(phase.used_s)} / {clock(phase.budget_s)}"
         )
-    weak = report.weak_cards()
-    if weak:
-        say(
-            "Fed back to review: "
-            + ", ".join(f"{c} ({'Again' if r == 1 else 'Hard'})" for c, r in weak)
-        )
+    fed = [p.feedback for phase in report.phases for p in phase.prompts if p.feedback]
+    if fed:  # what each rating did to its card (issue 34), as the report stored it
+        say("Fed back to review:")
+        for line in fed:
+            say(f"  {line}")
     say(f"Full report: drill mock report {report.round_id} --md")
     return 0
 
@@ -434,6 +434,18 @@ def _wrap(text: str, width: int, **options: str) -> list[str]:
     """Lines of at most `width` where words allow: a word (a path, a prompt's term) is never
     cut in two; one longer than the line stands on a line of its own."""
     return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False, **options)
+
+
+def _print_verdicts(result: dict[str, Any]) -> None:
+    """A reason several checks share once (with the checks it affects), then each check."""
+    from trainer_lab.usercode.verdict import shared_reasons
+
+    reasons, checks = shared_reasons(result)
+    for reason in reasons:
+        head = f"{reason.label}: {reason.text}"
+        say("\n".join(_wrap(head, 100, subsequent_indent="    ")))
+        say("\n".join(_wrap(reason.affects, 100, initial_indent="  ", subsequent_indent="    ")))
+    _print_checks([dict(c) for c in checks])
 
 
 def _print_checks(checks: list[dict[str, Any]]) -> None:
@@ -490,7 +502,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(dict(grading), indent=1, default=str))
     else:
-        _print_checks(list(grading.checks))
+        _print_verdicts(dict(grading))
         if grading.likely_causes:
             say("Likely causes:")
             for cause in grading.likely_causes:
@@ -529,6 +541,9 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     if args.out and args.minutes is not None:
         raise MockError("--minutes goes with a new round: drill mock notebook --minutes N")
     if args.out:  # just the notebook, where asked: no round, no clock
+        from drill.files import require_parent_dir
+
+        require_parent_dir(Path(args.out))
         path = write_round_notebook(Path(args.out))
         say(f"Notebook: {printable(str(path))}  (drill_data.py beside it)")
         say(f"Open it:  {_open_line(path)}")

@@ -1,16 +1,20 @@
 """`drill stats [--json]`: the stats screen's figures, for a terminal or a script.
 
 Plugs into drill/cli/main.py through `register(subparsers)`; `--json` prints
-drill.review.stats.Stats.to_json() (the same data the stats screen draws).
+drill.review.stats.Stats.to_json() (the same data the stats screen draws, both read through
+drill.mock.past.stats_with_rounds).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drill.cli.output import say
+
+if TYPE_CHECKING:
+    from drill.review.stats import Stats
 
 DESCRIPTION = """\
 Review statistics: reviews per day and streak, true retention (reviews of mature cards,
@@ -37,35 +41,29 @@ def register(subparsers: Any) -> None:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from drill.cli.services import open_services
-    from drill.review.stats import stats_for
+    from drill.mock.past import stats_with_rounds
 
     with open_services(args) as services:
-        stats = stats_for(services.decks, services.db.path, services.settings, services.now())
+        stats = stats_with_rounds(
+            services.decks, services.db.path, services.settings, services.now()
+        )
     data = stats.to_json()
-    data["coding_rounds"] = _coding_rounds()
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
-    for line in text_report(data):
+    for line in text_report(stats):
         say(line)
     return 0
-
-
-def _coding_rounds() -> list[dict[str, Any]]:
-    """The coding and notebook rounds (DRILL_HOME/rounds), newest first, as JSON values."""
-    from drill.mock.coding.session import default_rounds_dir
-    from drill.mock.past import coding_history
-
-    return [row.to_json() for row in coding_history(default_rounds_dir())]
 
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
-def text_report(data: dict[str, Any]) -> list[str]:
+def text_report(stats: Stats) -> list[str]:
     from drill.review.stats import counted
 
+    data = stats.to_json()
     c = data["counts"]
     ret = data["retention"]
     total = counted(data["reviews_total"], "review")
@@ -100,12 +98,9 @@ def text_report(data: dict[str, Any]) -> list[str]:
         lines.append(
             f"mock {mock['started_at'][:10]} {mock['round']}: {mock['score']:.0%} {mock['band']}"
         )
-    for row in data.get("coding_rounds", [])[:5]:
-        held = (
-            f"{row['checks_held']}/{row['checks']} checks hold" if row["checks"] else "not graded"
-        )
-        state = "" if row["finished"] else ", unfinished"
-        lines.append(f"{row['kind']} round {row['started_at'][:10]} #{row['id']}: {held}{state}")
+    for row in stats.coding_rounds[:5]:
+        started = row.started_at.date().isoformat()
+        lines.append(f"{row.kind} round {started} #{row.id}: {row.result()}")
     for check in data["exercise_results"][-5:]:
         result = "solved" if check["solved"] else check["status"]
         lines.append(

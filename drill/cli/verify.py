@@ -40,7 +40,12 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--deck", metavar="ID", help="only cards of this deck")
-    parser.add_argument("--card", metavar="ID", help="only this card")
+    parser.add_argument(
+        "--card",
+        action="append",
+        metavar="ID",
+        help="only this card; repeatable (every card named is checked)",
+    )
     parser.add_argument("--fresh", action="store_true", help="ignore cached lab results")
     parser.add_argument(
         "--failures-only", action="store_true", help="print only the rows that failed"
@@ -125,9 +130,41 @@ class _Display:
             if task is None:
                 return
             message = str(event.get("message", ""))[:60]
-            done, total = event.get("done", 0), event.get("total", 0)
-            step = f" [{done}/{total}]" if total else ""
-            self.progress.update(task, description=printable(f"  {job.label()}{step} {message}"))
+            done, total = _whole(event.get("done")), _whole(event.get("total"))
+            steps: dict[str, Any] = {}
+            if total:  # the lab said how many steps: its bar and done/total follow
+                steps = {"completed": min(done or 0, total), "total": total}
+            self.progress.update(task, description=printable(f"  {job.label()} {message}"), **steps)
+
+
+def _whole(value: Any) -> int | None:
+    """A progress event's count, or None when it is missing or not a number."""
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _make_progress(console: Any) -> Any:
+    """The overall bar and a line per running lab; the count column shows done/total, or
+    nothing while a lab has not said how many steps it runs (never "0/None")."""
+    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    class StepsColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            if task.total is None:
+                return Text("")
+            return Text(f"{task.completed:.0f}/{task.total:.0f}")
+
+    return Progress(
+        TextColumn("{task.description}", markup=False),  # job labels and lab messages
+        BarColumn(),
+        StepsColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
 
 
 def _open_run_log(console: Any) -> Any:
@@ -146,7 +183,6 @@ def _open_run_log(console: Any) -> Any:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from drill.cli.output import text
     from drill.decks import links as lab_links
@@ -154,18 +190,25 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from drill.labs.schedule import default_budget
     from drill.labs.strength import run_strength, sabotaged_jobs
     from drill.labs.verify import ResultCache, code_version, linked_cards, plan_jobs, run_verify
-    from drill.paths import runs_dir
+    from drill.paths import VERIFY_RUNS, runs_dir
 
     console = Console()
     deckset = load_decks(getattr(args, "decks", None), link_checks=lab_links.LAB_LINK_CHECKS)
     if args.deck and deckset.deck(args.deck) is None:
         valid = ", ".join(d.deck.deck for d in deckset.decks)
         raise DrillError(f"unknown deck {args.deck!r} (valid: {valid})")
-    if args.card and deckset.card(args.card) is None:
-        raise DrillError(f"unknown card {args.card!r}")
+    named = list(dict.fromkeys(args.card)) if args.card else None
+    unknown = [card_id for card_id in named or () if deckset.card(card_id) is None]
+    if unknown:
+        raise DrillError(f"unknown card(s): {', '.join(map(repr, unknown))}")
     for problem in deckset.problems:
         console.print(text(problem, "red"), highlight=False)
-    cards = linked_cards(deckset, args.deck, args.card)
+    cards = linked_cards(deckset, args.deck, named)
+    left_out = sorted(set(named or ()) - {linked.card.id for linked in cards})
+    if left_out:
+        where = f" in deck {args.deck}" if args.deck else ""
+        note = f"not verified (no lab block{where}): {', '.join(left_out)}"
+        console.print(text(note, "yellow"), highlight=False)
     if not cards:
         console.print("no card with a lab block to verify")
         return 1 if deckset.problems else 0
@@ -181,14 +224,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         total = len(plan_jobs(cards, world))
     started = time.monotonic()
     cancel = threading.Event()
-    with Progress(
-        TextColumn("{task.description}", markup=False),  # job labels and lab messages
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with _make_progress(console) as progress:
         display = _Display(progress, total)
         run = run_strength if strength else run_verify
         try:
@@ -196,7 +232,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 cards,
                 _run_job,
                 cache,
-                runs_dir() / "verify",
+                runs_dir() / VERIFY_RUNS,
                 world,
                 fresh=args.fresh,
                 budget=budget,

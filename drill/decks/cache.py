@@ -20,7 +20,7 @@ from typing import Any
 from drill.files import read_regular
 from drill.paths import cache_dir
 
-DECK_SCHEMA_VERSION = 3
+DECK_SCHEMA_VERSION = 4
 CACHE_FORMAT = "drill-deck-cache"
 
 Check = Callable[[Any], bool]

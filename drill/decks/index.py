@@ -12,7 +12,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -212,8 +212,9 @@ def cached_entry(cache: dict[str, dict[str, Any]], path: Path, key: FileKey) -> 
 
 # --- assembly ----------------------------------------------------------------------------------
 def assemble(entries: list[FileEntry]) -> tuple[list[FileEntry], list[Problem], list[Path]]:
-    """Accept valid entries in order; a deck whose id or card ids repeat an earlier accepted
-    deck's is rejected. Returns (accepted, problems, invalid paths)."""
+    """Accept entries with a deck in order; a deck whose id repeats an earlier accepted deck's
+    is rejected, a card whose id another accepted deck has is left out. Returns (accepted,
+    problems, invalid paths: the files of which nothing loaded)."""
     accepted: list[FileEntry] = []
     problems: list[Problem] = []
     invalid: list[Path] = []
@@ -224,27 +225,24 @@ def assemble(entries: list[FileEntry]) -> tuple[list[FileEntry], list[Problem], 
         if entry.deck is None:
             invalid.append(entry.path)
             continue
-        found: list[Problem] = []
         deck_id = entry.deck["deck"]
         if deck_id in deck_owner:
             message = f"duplicate deck id '{deck_id}' (also in {deck_owner[deck_id].path})"
-            found.append(Problem(entry.path, entry.deck_line, None, message))
-        for card in entry.deck["cards"]:
-            other = card_owner.get(card["id"])
-            if other is not None:
-                where = f"{other.path}:{other.card_lines.get(card['id'], 1)}"
-                found.append(
-                    Problem(
-                        entry.path,
-                        entry.card_lines.get(card["id"], 1),
-                        card["id"],
-                        f"duplicate card id '{card['id']}' (also in {where})",
-                    )
-                )
-        if found:
-            problems.extend(found)
+            problems.append(Problem(entry.path, entry.deck_line, None, message))
             invalid.append(entry.path)
             continue
+        kept: list[dict[str, Any]] = []
+        for card in entry.deck["cards"]:
+            other = card_owner.get(card["id"])
+            if other is None:
+                kept.append(card)
+                continue
+            where = f"{other.path}:{other.card_lines.get(card['id'], 1)}"
+            line = entry.card_lines.get(card["id"], 1)
+            message = f"duplicate card id '{card['id']}' (also in {where})"
+            problems.append(Problem(entry.path, line, card["id"], message))
+        if len(kept) < len(entry.deck["cards"]):  # a copy: the cached entry stays as parsed
+            entry = replace(entry, deck={**entry.deck, "cards": kept})
         accepted.append(entry)
         deck_owner[deck_id] = entry
         for card in entry.deck["cards"]:
@@ -281,7 +279,7 @@ class DeckIndex:
 
     entries: list[FileEntry]
     problems: list[Problem]
-    invalid_paths: list[Path]
+    invalid_paths: list[Path]  # files of which nothing loaded
 
     def __post_init__(self) -> None:
         self._by_card: dict[str, tuple[FileEntry, dict[str, Any]]] = {
@@ -296,6 +294,11 @@ class DeckIndex:
 
     def outline(self) -> list[DeckOutline]:
         return [outline_of(e) for e in self.entries]
+
+    def skipped_cards(self) -> list[Problem]:
+        """Problems of the loaded files: each left a card out (the rest of the file loaded)."""
+        skipped = {real_path(path) for path in self.invalid_paths}
+        return [p for p in self.problems if real_path(p.path) not in skipped]
 
     def card_record(self, card_id: str) -> CardRecord | None:
         found = self._by_card.get(card_id)

@@ -1,8 +1,10 @@
 """Load and validate YAML decks: bounded YAML (drill.decks.safe_yaml) + the pydantic models.
 
 Problems are reported as `path:line: card <id>: message`. Every problem with a file is a line;
-nothing in a deck file makes loading raise or hang. A file with any problem is skipped by the
-app; `drill decks check` lists every problem.
+nothing in a deck file makes loading raise or hang. A card with a problem is left out and its
+file's other cards load; a file whose top level is wrong (YAML syntax, not a mapping, a bad or
+missing deck key, `cards` not a list, a deck id another file has) is skipped whole. The app
+names what it left out; `drill decks check` lists every problem.
 
 Link checks (unknown lab, bad params, ...) are passed in by the caller as `link_checks`:
 callables `(LoadedDeck) -> list[Problem]` run on every accepted deck (see drill.decks.links).
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from drill.decks.cache import read_cache, write_cache
@@ -140,26 +143,69 @@ def parse_file(path: Path) -> FileEntry:
         message = "a deck must be a mapping with deck, title, cards"
         return failed([Problem(path, line, None, message)])
 
-    problems = [Problem(path, n, None, f"duplicate key '{k}'") for n, k in duplicate_keys(root)]
-    lines, field_lines, id_problems = card_lines(path, root)
-    problems.extend(id_problems)
-    try:
-        deck = Deck.model_validate(data)
-    except ValidationError as error:
-        problems.extend(validation_problems(path, root, data, error))
-    if problems:
+    deck, problems, lines, field_lines = _validate(path, root, data)
+    if deck is None:
         return failed(problems)
     deck_key, _ = child(root, "deck")
     return FileEntry(
         path,
         key,
         deck.model_dump(mode="json"),
-        [],
+        sorted(problems, key=lambda p: p.line),
         deck_line=node_line(deck_key) if deck_key is not None else 1,
-        card_lines=lines,
-        field_lines=field_lines,
+        card_lines={card.id: lines.get(card.id, 1) for card in deck.cards},
+        field_lines={card.id: field_lines.get(card.id, {}) for card in deck.cards},
         hashes={card.id: card.content_hash() for card in deck.cards},
     )
+
+
+def _validate(
+    path: Path, root: yaml.Node, data: dict[str, Any]
+) -> tuple[Deck | None, list[Problem], dict[str, int], dict[str, dict[str, int]]]:
+    """(deck of the valid cards, problems, card lines, key lines). A card with a problem is
+    left out and named; a problem outside the cards (the deck's own keys, `cards` not a list)
+    leaves no deck."""
+    _, cards_node = child(root, "cards")
+    raw_cards = data.get("cards", [])
+    card_nodes = cards_node.value if isinstance(cards_node, yaml.SequenceNode) else []
+    per_card = isinstance(raw_cards, list) and len(raw_cards) == len(card_nodes)
+    card_dups = [duplicate_keys(node) for node in card_nodes] if per_card else []
+    inside = {found for dups in card_dups for found in dups}
+    problems = [
+        Problem(path, n, None, f"duplicate key '{k}'")
+        for n, k in duplicate_keys(root)
+        if (n, k) not in inside
+    ]
+    lines, field_lines, repeated = card_lines(path, root)
+    deck: Deck | None = None
+    try:  # the deck's own keys; the cards one by one below
+        deck = Deck.model_validate({**data, "cards": []} if per_card else data)
+    except ValidationError as error:
+        problems.extend(validation_problems(path, root, data, error))
+    if deck is None or problems or not per_card:
+        problems += repeated.values()
+        return None if problems else deck, problems, lines, field_lines
+    cards: list[Card] = []
+    for index, raw in enumerate(raw_cards):
+        found = [
+            Problem(path, n, _card_id(raw), f"duplicate key '{k}'") for n, k in card_dups[index]
+        ]
+        try:
+            card = Card.model_validate(raw)
+        except ValidationError as error:
+            found.extend(validation_problems(path, root, data, error, at=("cards", index)))
+        if index in repeated:
+            found.append(repeated[index])
+        if found:
+            problems.extend(found)
+        else:
+            cards.append(card)
+    return deck.model_copy(update={"cards": cards}), problems, lines, field_lines
+
+
+def _card_id(raw: Any) -> str | None:
+    card_id = raw.get("id") if isinstance(raw, dict) else None
+    return card_id if isinstance(card_id, str) and card_id.strip() else None
 
 
 # --- loading -----------------------------------------------------------------------------------

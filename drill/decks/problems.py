@@ -112,13 +112,15 @@ _UNION_TAGS = frozenset({"int", "float", "bool", "str"})
 
 
 def validation_problems(
-    path: Path, root: yaml.Node, data: Any, error: ValidationError
+    path: Path, root: yaml.Node, data: Any, error: ValidationError, at: tuple[Any, ...] = ()
 ) -> list[Problem]:
+    """Problems of a validation error; `at` is where the validated value sits in the document
+    (("cards", 2) for the third card validated on its own)."""
     # A value failing a union (e.g. a lab param) gives one error per member, tagged with the
     # member's name at the end of the location: fold them into one problem.
     grouped: dict[tuple[Any, ...], list[tuple[str | None, dict[str, Any]]]] = {}
     for item in error.errors():
-        loc = tuple(item["loc"])
+        loc = at + tuple(item["loc"])
         tag = None
         if len(loc) > 1 and isinstance(loc[-1], str) and loc[-1] in _UNION_TAGS:
             loc, tag = loc[:-1], loc[-1]
@@ -144,15 +146,16 @@ def validation_problems(
 
 def card_lines(
     path: Path, root: yaml.Node
-) -> tuple[dict[str, int], dict[str, dict[str, int]], list[Problem]]:
-    """Line of each card and of its keys, from the raw nodes; repeated ids are problems."""
+) -> tuple[dict[str, int], dict[str, dict[str, int]], dict[int, Problem]]:
+    """Line of each card and of its keys, from the raw nodes; a repeated id is a problem of
+    the card that repeats it, by its position in `cards`."""
     lines: dict[str, int] = {}
     field_lines: dict[str, dict[str, int]] = {}
-    problems: list[Problem] = []
+    problems: dict[int, Problem] = {}
     _, cards_node = child(root, "cards")
     if not isinstance(cards_node, yaml.SequenceNode):
         return lines, field_lines, problems
-    for card_node in cards_node.value:
+    for index, card_node in enumerate(cards_node.value):
         _, id_node = child(card_node, "id")
         if not isinstance(id_node, yaml.ScalarNode) or not id_node.value:
             continue
@@ -160,7 +163,7 @@ def card_lines(
         if card_id in lines:
             first = lines[card_id]
             message = f"duplicate card id '{card_id}' (first at line {first})"
-            problems.append(Problem(path, line, card_id, message))
+            problems[index] = Problem(path, line, card_id, message)
             continue
         lines[card_id] = line
         field_lines[card_id] = {

@@ -138,6 +138,40 @@ def _check_numeral(event: Any) -> None:
         raise YamlProblem(_line(event), message)
 
 
+class _LastQuoted:
+    """Remembers the last quoted scalar of the event stream. A quote left open runs on to the
+    next quote, often on a later line, where the parser only then fails: that error is raised
+    as a YamlProblem at the line where the quoted text started."""
+
+    def __init__(self) -> None:
+        self.scalar: Any = None
+
+    def events(self, text: str) -> Iterator[Any]:
+        try:
+            for event in yaml.parse(text, Loader=_Base):
+                if type(event) is yaml.ScalarEvent and event.style in ('"', "'"):
+                    self.scalar = event
+                yield event
+        except yaml.YAMLError as error:
+            self._raise_open_quote(error)
+            raise
+
+    def _raise_open_quote(self, error: yaml.YAMLError) -> None:
+        mark = getattr(error, "problem_mark", None)
+        scalar = self.scalar
+        if isinstance(error, ReaderError) or mark is None or scalar is None:
+            return
+        start, end = scalar.start_mark.line, scalar.end_mark.line
+        if start == end or end != mark.line:
+            return
+        detail = " ".join(str(getattr(error, "problem", "") or error).split())
+        message = (
+            f"YAML syntax error: the quoted text that starts here runs on to line {end + 1} "
+            f"(is its closing {scalar.style} missing?): {detail}"
+        )
+        raise YamlProblem(start + 1, message)
+
+
 def scan(text: str) -> None:
     """Check the limits on the flat event stream; raise YamlProblem at the first one broken
     (or yaml.YAMLError for a syntax error)."""
@@ -146,7 +180,8 @@ def scan(text: str) -> None:
     sizes: dict[str, int] = {}  # anchor -> nodes it stands for, aliases inside expanded
     stack: list[tuple[str | None, int]] = []  # open collections: (anchor, nodes at start)
     open_anchors: list[str] = []
-    for event in yaml.parse(text, Loader=_Base):
+    quoted = _LastQuoted()
+    for event in quoted.events(text):
         kind = type(event)
         if kind is yaml.ScalarEvent:
             nodes += 1
@@ -191,6 +226,8 @@ def _yaml_problem(error: yaml.YAMLError, text: str) -> YamlProblem:
         code = error.character if isinstance(error.character, int) else ord(error.character)
         return YamlProblem(line, f"YAML syntax error: character #x{code:04x} is not allowed")
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    if str(getattr(error, "context", "")).startswith("while scanning a quoted scalar"):
+        mark = getattr(error, "context_mark", None) or mark  # where the open quote started
     line = mark.line + 1 if mark is not None else 1
     problem = getattr(error, "problem", None) or str(error)
     context = getattr(error, "context", None)

@@ -7,7 +7,8 @@
 The user's file is only ever run by the checker, in the harness's sandboxed subprocess; this
 module copies, reads and diffs it as text. Solving an exercise rates the cards that link it
 (`exercise: NAME`) once: Again if the solution was viewed first, Hard after hints or failed
-checks, Good on the first try.
+checks, Good on the first try; by the rule for ratings from outside review (drill.review.outside:
+a new card is not rated, a card not due is logged only), and the outcome says per card which.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from __future__ import annotations
 import difflib
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from drill.errors import DrillError
 from drill.exercises.progress import Progress, ProgressStore
+from drill.files import Decoded, FileRefused, decode_text, read_regular
 from drill.review.ratings import RATING_NAMES as RATING_NAMES  # re-exported: the CLI, the screen
 from drill.runs.log import EXERCISE
 from drill.runs.recorder import RunRecorder
@@ -30,12 +32,14 @@ from trainer_lab.exercises.spec import ExerciseSpec
 
 if TYPE_CHECKING:
     from drill.decks.loader import DeckSet
+    from drill.review.outside import CardChange
     from storage.db import Database
     from trainer_lab.result import LabResult
 
 AGAIN, HARD, GOOD = 1, 2, 3
-# rate(card_id, deck_id, rating): the review screen passes one that rates through its session
-RateCard = Callable[[str, str, int], None]
+# rate(card_id, deck_id, rating) -> what changed: the review screen passes one that rates
+# through its session
+RateCard = Callable[[str, str, int], "CardChange"]
 
 
 class ExerciseError(DrillError):
@@ -76,8 +80,13 @@ class CheckOutcome:
     result: LabResult
     solved: bool
     rating: int | None = None  # given to the linked cards on this solve (None: none rated)
-    rated_cards: list[str] = field(default_factory=list)
+    changes: list[CardChange] = field(default_factory=list)  # per linked card, what it did
     notices: list[str] = field(default_factory=list)
+
+    @property
+    def rated_cards(self) -> list[str]:
+        """The linked cards whose review was written (rescheduled or logged)."""
+        return [change.card_id for change in self.changes if change.changed]
 
 
 def rating_for(before: Progress) -> int:
@@ -182,10 +191,9 @@ class ExerciseService:
     ) -> None:
         if self.decks is None or self.db is None or self.store is None:
             return
-        from drill.review.scheduler import rate_card
+        from drill.review.outside import rate_from_outside
 
         db = self.db
-
         cards = [
             (loaded.deck.deck, card)
             for loaded in self.decks.decks
@@ -195,13 +203,14 @@ class ExerciseService:
         for deck_id, card in cards:
             try:
                 if rate is not None:
-                    rate(card.id, deck_id, rating)
+                    change = rate(card.id, deck_id, rating)
                 else:
-                    rate_card(db, card.id, deck_id, rating, content_hash=card.content_hash())
+                    change = rate_from_outside(db, card.id, deck_id, rating,
+                                               content_hash=card.content_hash())  # fmt: skip
             except Exception as error:  # the solve stays recorded; say why the card is not
                 outcome.notices.append(f"card {card.id} not rated: {error}")
                 continue
-            outcome.rated_cards.append(card.id)
+            outcome.changes.append(change)
         if outcome.rated_cards:
             outcome.rating = rating
             self.store.set_rated(name, rating)
@@ -227,13 +236,43 @@ class ExerciseService:
         answer = spec.solution_path.read_text()
         if not diff:
             return answer
-        path = self.user_file(name)
-        mine = path.read_text() if path.is_file() else ""
-        return "".join(
-            difflib.unified_diff(
-                mine.splitlines(keepends=True),
-                answer.splitlines(keepends=True),
-                fromfile=f"yours/{spec.file}",
-                tofile=f"solution/{spec.file}",
-            )
+        mine = self._user_text(name)
+        lines = difflib.unified_diff(
+            mine.text.splitlines(keepends=True),
+            answer.splitlines(keepends=True),
+            fromfile=f"yours/{spec.file}",
+            tofile=f"solution/{spec.file}",
         )
+        found = "".join(_capped_diff(lines, self.user_file(name)))
+        notice = mine.notice.split(";")[0] if mine.notice else None  # how it is shown
+        return f"note: {notice}\n{found}" if notice and found else found
+
+    def _user_text(self, name: str) -> Decoded:
+        """The user's file as text for a diff: read bounded (a check refuses a larger one too),
+        never waited on (a FIFO is refused); not UTF-8 is decoded by drill.files' one rule and
+        said. A missing file is empty."""
+        from trainer_lab.usercode.source import MAX_SCRIPT_BYTES
+
+        path = self.user_file(name)
+        try:
+            data = read_regular(path, MAX_SCRIPT_BYTES)
+        except FileNotFoundError:
+            return Decoded("")
+        except FileRefused as error:
+            raise ExerciseError(f"no diff: {error}") from None
+        return decode_text(data, path.name)
+
+
+MAX_DIFF_LINES = 2000  # a diff longer than this is cut, with a line saying so
+MAX_DIFF_CHARS = 256 * 1024
+
+
+def _capped_diff(lines: Iterable[str], path: Path) -> Iterator[str]:
+    """The diff's lines up to MAX_DIFF_LINES and MAX_DIFF_CHARS, then one line saying it was cut."""
+    chars = 0
+    for count, line in enumerate(lines):
+        chars += len(line)
+        if count == MAX_DIFF_LINES or chars > MAX_DIFF_CHARS:
+            yield f"... diff cut after {count} lines: your file ({path}) differs further\n"
+            return
+        yield line if line.endswith("\n") else f"{line}\n"

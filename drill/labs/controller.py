@@ -259,6 +259,12 @@ class RunController:
             raise RuntimeError("this run was already started")
         self._started = self._clock()
         self._log(f"start {self.lab} W={self.world_size} {_params_text(self.params)}".rstrip())
+        if self._runner is None:  # the real launcher: its first start imports torch
+            from drill.labs import warmup
+
+            if warmup.warming():
+                self._log(warmup.WARMING_NOTE)
+            warmup.prewarm()  # tracks when it is ready (the run uses the same server)
         self._thread = threading.Thread(target=self._run, name=f"lab-{self.lab}", daemon=True)
         with _ACTIVE_LOCK:
             _ACTIVE.add(self)
@@ -311,7 +317,10 @@ class RunController:
             result = {**result, "status": "cancelled"}
         outcome = score_outcome(self.card, as_lab_result(result, self.lab), self.prediction)
         self._ended = self._clock()
-        self._log(f"finished: {outcome.status}" + (f" ({outcome.error})" if outcome.error else ""))
+        error = f" ({outcome.error})" if outcome.error else ""
+        # The whole run, start-up included: the time the panel and the labs list show (a
+        # launch's own "finished in" line above counts its processes only).
+        self._log(f"finished: {outcome.status}{error} · {self.elapsed_s:.1f} s in all")
         for check in outcome.result["checks"]:
             mark = "ok  " if check["passed"] else "FAIL"
             self._log(f"  check {mark} {check['name']}: {check['detail']}")

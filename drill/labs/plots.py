@@ -1,5 +1,6 @@
 """Curves worth plotting from a lab's run dir (torch-free, no widgets): loss per step for each
-run (resume modes, variants), per-rank median phase times, per-rank memory.
+run (resume modes, variants), per-rank median phase times, memory per setup. A plotted series is
+the quantity the lab's claims compare, and its label says which (see PlotData).
 
 Events come from `events-rank{R}.jsonl` in the run dir and in every `runs/<variant>/` below it
 (the lab contract in trainer_lab/README.md).
@@ -57,14 +58,27 @@ def ladder_mfu(observations: dict[str, Any]) -> list[tuple[str, float]]:
     return bars
 
 
+# Labs whose claims compare rank 0's own loss (not the mean over ranks): elastic-restart holds
+# rank 0's resumed attempt against rank 0's uncrashed reference.
+RANK0_LOSS_LABS = frozenset({"elastic-restart"})
+
+MEMORY_PER_PARAM_TITLE = "bytes per parameter (weights + grads + optimizer), per setup"
+MEMORY_TOTAL_TITLE = "largest rank's total (params + grads + optimizer), MiB, per run"
+
+
 @dataclass
 class PlotData:
-    # label -> [(step, loss)], one per run label (variant/run), rank 0's view
+    """Each series is the quantity a lab's claims compare, labelled by what it is:
+    `losses`: label -> [(step, loss)]: per run, the loss of the global batch (the mean over the
+    ranks that logged the step: "distributed · mean over 2 ranks"), a lab's own `global_loss`
+    where it logs one, or rank 0's loss for a lab that compares rank 0's ("· rank 0");
+    `phases`: rank -> phase -> median seconds per step; `memory`: label -> value, in the unit
+    `memory_title` names (bytes per parameter per setup, or the largest rank's total per run)."""
+
     losses: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
-    # rank -> phase -> median seconds per step
     phases: dict[int, dict[str, float]] = field(default_factory=dict)
-    # rank -> largest total bytes reported by a `memory` event
-    memory: dict[int, float] = field(default_factory=dict)
+    memory: dict[str, float] = field(default_factory=dict)
+    memory_title: str = ""
 
     @property
     def empty(self) -> bool:
@@ -79,16 +93,55 @@ def _run_dirs(run_dir: Path) -> list[tuple[str, Path]]:
     return found
 
 
-def _memory_bytes(event: dict[str, Any]) -> float | None:
-    if isinstance(event.get("total"), int | float):
-        return float(event["total"])
-    numbers = [v for k, v in event.items() if "bytes" in k and isinstance(v, int | float)]
-    return float(max(numbers)) if numbers else None
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def plot_data(run_dir: Path) -> PlotData:
+@dataclass
+class _LossRun:
+    by_step: dict[int, dict[int, float]] = field(default_factory=dict)  # step -> rank -> loss
+    global_by_step: dict[int, float] = field(default_factory=dict)  # step -> rank 0's global
+
+    def series(self, rank0_only: bool) -> tuple[str, list[tuple[int, float]]]:
+        """(what the values are, [(step, value)])."""
+        if self.global_by_step:
+            return "global loss", sorted(self.global_by_step.items())
+        if rank0_only:
+            return "rank 0", [(s, r[0]) for s, r in sorted(self.by_step.items()) if 0 in r]
+        ranks = {rank for per_rank in self.by_step.values() for rank in per_rank}
+        points = [(s, statistics.fmean(r.values())) for s, r in sorted(self.by_step.items())]
+        what = f"mean over {len(ranks)} ranks" if len(ranks) > 1 else "1 process"
+        return what, points
+
+
+def _memory(data: PlotData, label: str, events: list[dict[str, Any]]) -> None:
+    """bytes_per_param.total per setup (memory-math's claims), else the largest rank's `total`
+    per run (fsdp's: the bytes a rank holds, max over ranks). Other fields are not guessed at."""
+    per_param = events[0].get("bytes_per_param")
+    total = _number(per_param.get("total")) if isinstance(per_param, dict) else None
+    if total is not None:
+        data.memory[label] = total
+        data.memory_title = MEMORY_PER_PARAM_TITLE
+        return
+    totals = [t for t in (_number(e.get("total")) for e in events) if t is not None]
+    if totals:
+        data.memory[label] = max(totals) / 2**20
+        data.memory_title = MEMORY_TOTAL_TITLE
+
+
+def _memory_label(event: dict[str, Any]) -> str:
+    parts = [str(event[key]) for key in ("setup", "mode") if event.get(key) is not None]
+    if event.get("w") is not None:
+        parts.append(f"w{event['w']}")
+    return " ".join(parts) or "run"
+
+
+def plot_data(run_dir: Path, lab: str = "") -> PlotData:
+    """The series of `lab`'s run in `run_dir` (its result.json names the lab)."""
     data = PlotData()
     phase_samples: dict[int, dict[str, list[float]]] = {}
+    runs: dict[str, _LossRun] = {}
+    memory: dict[str, list[dict[str, Any]]] = {}
     for variant, directory in _run_dirs(run_dir):
         events = read_run_events(directory)
         for rank, records in sorted(events.items()):
@@ -101,18 +154,24 @@ def plot_data(run_dir: Path) -> PlotData:
                         for name, value in phases.items():
                             if isinstance(value, int | float):
                                 per_rank.setdefault(name, []).append(float(value))
-                    loss = event.get("loss")
-                    if rank == 0 and isinstance(loss, int | float):
+                    loss = _number(event.get("loss"))
+                    if loss is not None:
                         run = str(event.get("run") or "")
                         label = "/".join(p for p in dict.fromkeys((variant, run)) if p)
-                        series = data.losses.setdefault(label or "train", [])
-                        series.append((int(event.get("step", len(series) + 1)), float(loss)))
+                        found = runs.setdefault(label or "train", _LossRun())
+                        step = int(event.get("step", len(found.by_step) + 1))
+                        found.by_step.setdefault(step, {})[rank] = loss
+                        global_loss = _number(event.get("global_loss"))
+                        if rank == 0 and global_loss is not None:
+                            found.global_by_step[step] = global_loss
                 elif kind == "memory":
-                    value = _memory_bytes(event)
-                    if value is not None:
-                        data.memory[rank] = max(value, data.memory.get(rank, 0.0))
-    if len(data.losses) > MAX_SERIES:
-        data.losses = dict(list(data.losses.items())[:MAX_SERIES])
+                    memory.setdefault(_memory_label(event), []).append(event)
+    for label, found in list(runs.items())[:MAX_SERIES]:
+        what, points = found.series(lab in RANK0_LOSS_LABS)
+        if points:
+            data.losses[f"{label} · {what}"] = points
+    for label, events in memory.items():
+        _memory(data, label, events)
     order = {name: i for i, name in enumerate(PHASES)}
     for rank, samples in sorted(phase_samples.items()):
         data.phases[rank] = {

@@ -23,6 +23,7 @@ from drill import actions
 from drill.actions import Done
 from drill.errors import DrillError
 from drill.labs.controller import CERTAINTIES, LabOutcome, Prediction, RunController, Runner
+from drill.labs.debug_params import is_debug_param
 from drill.runs.log import LAB
 from drill.runs.recorder import RunRecorder
 from drill.times import utc_now
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from drill.database import Database
     from drill.decks.models import Card
     from drill.labs.history import LabHistory, RunRecord
+    from drill.review.outside import CardChange
     from drill.review.session import ReviewSession
 
 NO_DATABASE = "No database: the rating was not saved."
@@ -58,11 +60,6 @@ class ParamField:
     text: str
     help: str
     advanced: bool = False
-
-
-def is_advanced(name: str, help_text: str) -> bool:
-    """The catalogue's convention: `sabotage`, and every param whose help starts "debug:"."""
-    return name == "sabotage" or help_text.startswith("debug:")
 
 
 @dataclass(frozen=True)
@@ -133,6 +130,7 @@ class LabRunService:
         self.controller: RunController | None = None
         self.run_id: int | None = None
         self.rated: int | None = None
+        self.change: CardChange | None = None  # what the rating did to the card
         self.leech_notice: str | None = None  # set when this rating, outside review, made a leech
         self.finish_notice: str | None = None  # set when the end of the run was not recorded
         self._history: LabHistory | None = None
@@ -161,7 +159,7 @@ class LabRunService:
         given = dict(self.card.lab.params) if self.card and self.card.lab else {}
         return [
             ParamField(p.name, describe_value(given.get(p.name, p.default)),
-                       f"{p.describe()} · {p.help}", is_advanced(p.name, p.help))
+                       f"{p.describe()} · {p.help}", is_debug_param(p))
             for p in self.spec.params
         ]  # fmt: skip
 
@@ -243,7 +241,11 @@ class LabRunService:
     def _run_dir(self, started: datetime) -> Path:
         from drill.paths import new_run_dir, runs_dir
 
-        return new_run_dir(self.runs_root or runs_dir(), self.spec.name, started)
+        root = self.runs_root or runs_dir()
+        try:
+            return new_run_dir(root, self.spec.name, started)
+        except OSError:  # the run starts anyway and its result says why the folder is unusable
+            return root / f"{self.spec.name}-{started:%Y%m%d-%H%M%S}"
 
     def _record_finish(self, outcome: LabOutcome, took_s: float) -> None:
         # Runs on the runner's thread, before the controller reports itself finished.
@@ -296,6 +298,14 @@ class LabRunService:
         controller.cancel()
         return await asyncio.to_thread(controller.wait, timeout_s)
 
+    def prewarm(self) -> None:
+        """Start the warm launcher in the background (the real runner only), so that the run
+        does not wait for it to import torch."""
+        if self.runner is None:
+            from drill.labs.warmup import prewarm
+
+            prewarm()
+
     # --- rating --------------------------------------------------------------------------
     @property
     def can_rate(self) -> bool:
@@ -313,21 +323,25 @@ class LabRunService:
             deck_id = self.deck_id
             saved = actions.write(lambda: session.rate_card(card.id, deck_id, rating, duration_ms))
         elif self.db is not None and self.deck_id is not None:
-            from drill.review.scheduler import rate_card
+            # outside review (the labs list, the browser): the rule of drill.review.outside
+            from drill.review.outside import rate_from_outside
 
             db, deck_id = self.db, self.deck_id
             saved = actions.write(
-                lambda: rate_card(db, card.id, deck_id, rating, content_hash=card.content_hash(),
-                                  now=self.now(), duration_ms=duration_ms)
+                lambda: rate_from_outside(db, card.id, deck_id, rating,
+                                          content_hash=card.content_hash(), now=self.now(),
+                                          duration_ms=duration_ms)
             )  # fmt: skip
         else:
             return Done(None, NO_DATABASE)
         if not saved.ok:
             return Done(None, saved.notice)
-        if session is None and saved.value is not None and saved.value.leech_hit:
+        self.change = saved.value
+        written = saved.value.rated if saved.value is not None else None
+        if session is None and written is not None and written.leech_hit:
             from drill.review.scheduler import leech_notice
 
-            self.leech_notice = leech_notice(card.id, saved.value.after)
+            self.leech_notice = leech_notice(card.id, written.after)
         self.rated = rating
         history = self.history()
         if history is not None and self.run_id is not None:

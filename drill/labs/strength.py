@@ -19,7 +19,6 @@ skipped on this device: its claims were never held against the run, so it neithe
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 from drill.claims.grammar import Comparison, out_of_scope, parse_claim
 from drill.decks.models import Card
+from drill.labs.debug_params import sabotage_settings
 from drill.labs.verify import (
     JobOutcome,
     LabJob,
@@ -37,29 +37,7 @@ from drill.labs.verify import (
     run_jobs,
 )
 from trainer_lab.catalogue import get_lab
-from trainer_lab.catalogue_types import LabSpec, ParamError
-
-# "debug sum: ...", "debug 0: ...", "debug: false makes ..." (the value right after "debug").
-_DEBUG_VALUE = re.compile(r"\bdebug:?\s+([A-Za-z0-9_.+-]+)")
-
-
-def sabotage_settings(spec: LabSpec) -> list[tuple[str, Any]]:
-    """(param, value) pairs that break the lab on purpose, in SPEC order."""
-    settings: list[tuple[str, Any]] = []
-    for param in spec.params:
-        if param.name == "sabotage":
-            values = [c for c in param.choices if c != param.default]
-        else:
-            values = []
-            for text in _DEBUG_VALUE.findall(param.help):
-                try:
-                    value = param.parse(text)
-                except ParamError:
-                    continue  # "debug: the process-group timeout ..." names no value
-                if value != param.default and value not in values:
-                    values.append(value)
-        settings.extend((param.name, value) for value in values)
-    return settings
+from trainer_lab.catalogue_types import LabSpec
 
 
 def sabotaged_jobs(

@@ -12,7 +12,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -124,15 +124,15 @@ def code_version() -> str:
 
 
 def linked_cards(
-    deckset: DeckSet, deck_id: str | None = None, card_id: str | None = None
+    deckset: DeckSet, deck_id: str | None = None, card_ids: Collection[str] | None = None
 ) -> list[LinkedCard]:
-    """Cards with a lab block, optionally one deck's or one card."""
+    """Cards with a lab block, optionally one deck's, or only the named cards."""
     return [
         LinkedCard(loaded.deck.deck, card)
         for loaded in deckset.decks
         if deck_id is None or loaded.deck.deck == deck_id
         for card in loaded.deck.cards
-        if card.lab is not None and (card_id is None or card.id == card_id)
+        if card.lab is not None and (card_ids is None or card.id in card_ids)
     ]
 
 

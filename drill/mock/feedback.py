@@ -1,10 +1,8 @@
 """Adapters from mock rounds to the review domain: mastery for prompt choice, and rating weak
-cards (Again/Hard) into the review schedule through drill.review.scheduler.rate_card.
-
-A rating of a card never reviewed before introduces it, which counts against the day's new-card
-limit. A text round rates only prompts the user answered (drill.mock.grading), so its cards were
-seen; a coding round's failed checks point at cards the user may never have seen, so by default a
-never-reviewed card is left new rather than rated (`introduce=False`)."""
+cards (Again/Hard) into the review schedule by the rule for every rating from outside review
+(drill.review.outside.rate_from_outside): a card never reviewed is not rated (a mock round never
+spends the day's new-card limit), a card not due is logged with its schedule kept, a due card is
+rescheduled. The rater returns what it did, for the report to show."""
 
 from __future__ import annotations
 
@@ -15,6 +13,7 @@ from drill.mock.selection import CardEntry
 
 if TYPE_CHECKING:
     from drill.decks.loader import DeckSet
+    from drill.review.outside import CardChange
     from storage.db import Database
 
 
@@ -27,18 +26,27 @@ def mastery(db: Database) -> dict[str, float]:
     return db.review.stabilities()
 
 
-def review_rater(db: Database, decks: DeckSet, *, introduce: bool = False) -> RateCard:
-    """rate(card_id, deck_id, rating) -> whether it was rated: one review-log row per weak card,
-    committed at once. Without `introduce`, a card never reviewed is not rated (it stays new and
-    does not use up the day's new-card limit)."""
-    from drill.review.scheduler import rate_card
+def review_rater(db: Database, decks: DeckSet) -> RateCard:
+    """rate(card_id, deck_id, rating) -> the CardChange: one review-log row per weak card that
+    is not new, committed at once."""
+    from drill.review.outside import rate_from_outside
 
-    def rate(card_id: str, deck_id: str, rating: int) -> bool:
-        if not introduce and db.review.card_state(card_id) is None:
-            return False
+    def rate(card_id: str, deck_id: str, rating: int) -> CardChange:
         card = decks.card(card_id)
         content_hash = card.content_hash() if card is not None else None
-        rate_card(db, card_id, deck_id, rating, content_hash=content_hash)
-        return True
+        return rate_from_outside(db, card_id, deck_id, rating, content_hash=content_hash)
 
     return rate
+
+
+def noting_changed(rate: RateCard, changed: list[str]) -> RateCard:
+    """`rate`, appending to `changed` the id of every card whose review it wrote (for the
+    screens that show schedules to read them again)."""
+
+    def rate_and_note(card_id: str, deck_id: str, rating: int) -> CardChange:
+        change = rate(card_id, deck_id, rating)
+        if change.changed:
+            changed.append(card_id)
+        return change
+
+    return rate_and_note

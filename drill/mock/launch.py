@@ -40,8 +40,7 @@ def start_round(
     run = MockRun.start_new(
         store, definition, card_entries(decks), mastery=mastery(store.db), minutes=minutes
     )
-    # a text round rates only the prompts answered: cards the user has seen, so new ones count
-    return run, review_rater(store.db, decks, introduce=True)
+    return run, review_rater(store.db, decks)  # new cards are never rated (review.outside)
 
 
 def resume_round(
@@ -54,7 +53,7 @@ def resume_round(
         round_id = store.latest_unfinished()
         if round_id is None:
             raise MockError("no interrupted mock round to resume (see `drill mock history`)")
-    return MockRun.resume(store, round_id), review_rater(store.db, decks, introduce=True)
+    return MockRun.resume(store, round_id), review_rater(store.db, decks)
 
 
 def latest_interrupted(store: MockStore, rounds_dir: Path | None = None) -> Interrupted | None:

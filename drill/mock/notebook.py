@@ -8,8 +8,9 @@
 The notebook has, per phase of the coding round (drill.mock.coding.session.CODING_PHASES), a
 Markdown cell with the phase's prompt (the standard round's, as the coding round's talk track
 uses) and the contract's lines that grade it, then one `%%writefile train.py` cell holding the
-starter, a `!torchrun` cell and a Markdown notes cell (the talk track and the answers to the
-follow-ups; a notebook round reads it as its notes once something is written there). Grading
+starter, a `!torchrun` cell and a Markdown notes cell (the talk track; a notebook round reads it
+as its notes). At pushback the follow-up questions come as one more Markdown cell at the end
+(`append_follow_ups`), answered there: the notebook is the round's one place for notes. Grading
 reads the notebook as untrusted data (a bounded regular file, valid nbformat) and takes the last
 code cell that writes train.py; nothing in a notebook is ever run here. UI-free and torch-free
 (nbformat only).
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from drill.files import FileRefused, read_regular
 from drill.mock.errors import MockError
+from drill.text import printable
 from trainer_lab.grading import (
     CONTRACT,
     DATASET_MODULE_FILE,
@@ -83,7 +85,16 @@ def contract_sections() -> dict[str, str]:
     return {phase: "\n".join(lines) for phase, lines in sections.items()}
 
 
-def _phase_cells(notebook_name: str) -> list[tuple[str, str]]:
+def phase_length(minutes: float, scale: float = 1.0) -> str:
+    """A phase's length on the round's clock: "5 min", or m:ss when a scaled round
+    (`--minutes 3`) makes it a part of a minute."""
+    from drill.mock.report import clock
+
+    seconds = round(minutes * 60 * scale)
+    return f"{seconds // 60} min" if seconds % 60 == 0 else clock(seconds)
+
+
+def _phase_cells(notebook_name: str, scale: float = 1.0) -> list[tuple[str, str]]:
     from drill.mock.coding.session import CODING_PHASES
     from drill.mock.coding.talk import ROUND, STANDARD_PHASE
     from drill.mock.loader import find_round
@@ -94,7 +105,7 @@ def _phase_cells(notebook_name: str) -> list[tuple[str, str]]:
     cells = []
     for number, phase in enumerate(CODING_PHASES, 1):
         theirs = standard.get(STANDARD_PHASE.get(phase.id, phase.id))
-        parts = [f"## {number}. {phase.title} ({phase.minutes:g} min)"]
+        parts = [f"## {number}. {phase.title} ({phase_length(phase.minutes, scale)})"]
         if theirs is not None and theirs.focus:
             parts.append(f"*{' '.join(theirs.focus.split())}*")
         for prompt in theirs.prompts if theirs is not None else []:
@@ -120,11 +131,13 @@ def _notes_text() -> str:
     return f"## Notes (talk track)\n\nWhat you would say in each phase.\n\n{heads}\n"
 
 
-def round_notebook(notebook_name: str = NOTEBOOK_NAME):  # -> nbformat.NotebookNode
-    """The round's notebook (nbformat v4), cells with stable ids."""
+def round_notebook(notebook_name: str = NOTEBOOK_NAME, scale: float = 1.0):  # -> NotebookNode
+    """The round's notebook (nbformat v4), cells with stable ids; phase lengths as a round
+    scaled by `scale` has them."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+    notebook_name = printable(notebook_name)  # shown as text: a non-UTF-8 byte is not writable
     intro = (
         "# drill: the coding round in a notebook\n\n"
         f"Write `{SCRIPT_NAME}` in the `%%writefile {SCRIPT_NAME}` cell below (it starts as the "
@@ -137,7 +150,8 @@ def round_notebook(notebook_name: str = NOTEBOOK_NAME):  # -> nbformat.NotebookN
     )
     contract = f"## The contract\n\n```text\n{CONTRACT.rstrip()}\n```"
     cells = [new_markdown_cell(intro, id="intro"), new_markdown_cell(contract, id="contract")]
-    cells += [new_markdown_cell(text, id=cell_id) for cell_id, text in _phase_cells(notebook_name)]
+    cells += [new_markdown_cell(text, id=cell_id)
+              for cell_id, text in _phase_cells(notebook_name, scale)]  # fmt: skip
     starter = starter_source().rstrip("\n")
     cells.append(new_code_cell(f"%%writefile {SCRIPT_NAME}\n{starter}", id="train-py"))
     cells.append(new_code_cell(RUN_COMMAND, id="run"))
@@ -154,14 +168,20 @@ def round_notebook(notebook_name: str = NOTEBOOK_NAME):  # -> nbformat.NotebookN
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    """Write through a temp file renamed into place; the temp file is gone on any error."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
-def write_round_notebook(path: Path) -> Path:
+def write_round_notebook(path: Path, scale: float = 1.0) -> Path:
     """Write the round's notebook at `path` (a new .ipynb; an existing file is never replaced)
-    and the given dataset module beside it. Returns the notebook's path."""
+    and the given dataset module beside it, phase lengths scaled by `scale` (the round's
+    `--minutes`). Returns the notebook's path."""
     import nbformat
 
     path = Path(path)
@@ -169,13 +189,53 @@ def write_round_notebook(path: Path) -> Path:
         raise MockError(f"a notebook's name ends in .ipynb, got {path.name!r}")
     if path.exists() or path.is_symlink():
         raise MockError(f"{path} exists; drill does not replace a notebook (choose another name)")
+    module, source = path.parent / DATASET_MODULE_FILE, dataset_source()
+    write_module = not _same_file_there(module, source)  # a different one is refused there
+    wrote_module = False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path.parent / DATASET_MODULE_FILE, dataset_source())
-        _write_atomic(path, nbformat.writes(round_notebook(path.name)) + "\n")
-    except OSError as error:
-        raise MockError(f"cannot write {path}: {error.strerror or error}") from None
+        if write_module:
+            _write_new(module, source)
+            wrote_module = True
+        _write_new(path, nbformat.writes(round_notebook(path.name, scale)) + "\n")
+    except BaseException as error:
+        if wrote_module:  # drill's own, written just now: no half workspace is left
+            module.unlink(missing_ok=True)
+        if isinstance(error, FileExistsError):  # someone else's, created meanwhile: it stays
+            there = error.filename2 or error.filename  # os.link: (the temp file, the target)
+            raise MockError(f"{there} appeared meanwhile; drill replaced nothing") from None
+        if isinstance(error, OSError):
+            raise MockError(f"cannot write {path}: {error.strerror or error}") from None
+        raise
     return path
+
+
+def _same_file_there(module: Path, source: str) -> bool:
+    """Whether `module` (drill_data.py) is already there with exactly `source`; MockError when
+    something else is: a user's file is never replaced."""
+    if not (module.exists() or module.is_symlink()):
+        return False
+    try:
+        same = read_regular(module, MAX_NOTEBOOK_BYTES) == source.encode("utf-8")
+    except (OSError, FileRefused):
+        same = False
+    if not same:
+        raise MockError(
+            f"{module} exists and is not drill's {DATASET_MODULE_FILE}; drill does not replace "
+            "it (move it, or write the notebook in another folder)"
+        )
+    return True
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write a file that must not exist yet: a temp file, hard-linked into place (the link
+    fails when a file appeared meanwhile: FileExistsError), the temp file always removed."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.link(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 # --- reading (untrusted) ---------------------------------------------------------------------
@@ -268,9 +328,20 @@ def _template_lines() -> frozenset[str]:
 def notes_cell_text(path: Path) -> str:
     """What the user wrote in the notebook's notes cell (the Markdown cell with id "notes", else
     the last Markdown cell that starts with "## Notes"), without the template's own lines (its
-    heading and the phase headings give no rubric credit); "" when nothing else is there or
-    there is no such cell. MockError when the file is not a readable notebook."""
+    heading and the phase headings give no rubric credit), then the follow-up questions' cell
+    with the answers written there; "" when nothing else is there or there is no such cell.
+    MockError when the file is not a readable notebook."""
     cells = read_notebook(path).cells
+    asked = next((c for c in cells if c.get("id") == FOLLOW_UPS_ID), None)
+    text = _own_notes(cells)
+    if asked is not None and isinstance(asked.get("source"), str):
+        intro = {line.strip() for line in FOLLOW_UPS_INTRO.splitlines() if line.strip()}
+        kept = "\n".join(x for x in asked.source.splitlines() if x.strip() not in intro).strip()
+        text = (text + "\n" if text and kept else text) + (kept + "\n" if kept else "")
+    return text
+
+
+def _own_notes(cells: list) -> str:
     markdown = [c for c in cells if c.get("cell_type") == "markdown"]
     markdown = [c for c in markdown if isinstance(c.get("source"), str)]
     cell = next((c for c in markdown if c.get("id") == "notes"), None)
@@ -284,3 +355,49 @@ def notes_cell_text(path: Path) -> str:
     kept = [line for line in cell.source.splitlines() if line.strip() not in template]
     text = "\n".join(kept).strip()
     return text + "\n" if text else ""
+
+
+FOLLOW_UPS_ID = "follow-ups"  # the cell the pushback's follow-up questions are appended as
+FOLLOW_UPS_INTRO = "## Follow-up questions\n\nAnswer each under its ## Q heading, in this cell.\n\n"
+_WRITE_TRIES = 5
+
+
+def append_follow_ups(path: Path, block: str) -> bool:
+    """Append `block` (the ## Q headings, drill.mock.coding.pushback.question_block) to the
+    notebook at `path` as a Markdown cell with id "follow-ups", once: False when that cell is
+    already there. The notebook is read again right before writing and written through a temp
+    file renamed into place; when the file changed meanwhile (a save from Jupyter: its mtime or
+    size differs) it is read again and the cell appended to the newer version, so a user's save
+    is never written over. MockError when it is not a notebook or keeps changing."""
+    import nbformat
+    from nbformat.v4 import new_markdown_cell
+
+    for _ in range(_WRITE_TRIES):
+        before = _stamp(path)
+        notebook = read_notebook(path)
+        if any(c.get("id") == FOLLOW_UPS_ID for c in notebook.cells):
+            return False
+        notebook.cells.append(
+            new_markdown_cell(FOLLOW_UPS_INTRO + block.rstrip("\n") + "\n", id=FOLLOW_UPS_ID)
+        )
+        text = nbformat.writes(notebook) + "\n"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            if _stamp(path) != before:  # saved meanwhile: never over the newer save
+                continue
+            tmp.replace(path)
+            return True
+        except OSError as error:
+            raise MockError(f"cannot write {path}: {error.strerror or error}") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+    raise MockError(f"{path} kept changing while drill added the follow-up questions")
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size

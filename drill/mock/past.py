@@ -1,6 +1,7 @@
-"""Past coding rounds, for `drill mock history`, `drill mock list` and `drill stats`: text rounds
-live in the database (drill.mock.store), coding rounds as folders DRILL_HOME/rounds/<id>/ (their
-clock in state.json, their gradings in grades/<n>/result.json).
+"""Past coding rounds, for `drill mock history`, `drill mock list` and the stats (`drill stats`
+and the stats screen, both through stats_with_rounds): text rounds live in the database
+(drill.mock.store), coding rounds as folders DRILL_HOME/rounds/<id>/ (their clock in
+state.json, their gradings in grades/<n>/result.json).
 
     rows = coding_history(default_rounds_dir())    # newest first
 """
@@ -10,9 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.coding.session import CODING_PHASES, CodingSession, default_rounds_dir
 from trainer_lab.grading import DATASET_MODULE_FILE, SCRIPT_NAME
+
+if TYPE_CHECKING:
+    from drill.review.stats import Stats
 
 CODING_TITLE = "Standard round — write train.py, graded under torchrun"
 
@@ -37,16 +42,6 @@ class CodingRow:
         if self.finished:
             return graded
         return f"unfinished, phase {self.phase}/{len(CODING_PHASES)}, {graded}"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "started_at": self.started_at.isoformat(),
-            "finished": self.finished,
-            "checks_held": self.held,
-            "checks": self.total,
-        }
 
 
 def _started(folder: Path) -> datetime:
@@ -86,3 +81,15 @@ def coding_history(rounds_dir: Path, limit: int = 50) -> list[CodingRow]:
             )
         )
     return rows
+
+
+def stats_with_rounds(decks: Any, db_path: Path, settings: Any, now: datetime) -> Stats:
+    """The stats of the stats screen and `drill stats`, with the coding and notebook rounds
+    (DRILL_HOME/rounds) beside the talk rounds: one source for both."""
+    from drill.review.stats import CodingRoundResult, stats_for
+
+    rounds = [
+        CodingRoundResult(row.id, row.kind, row.started_at, row.finished, row.held, row.total)
+        for row in coding_history(default_rounds_dir())
+    ]
+    return stats_for(decks, db_path, settings, now, coding_rounds=rounds)

@@ -30,6 +30,9 @@ class PromptResult(_Model):
     score: float  # fraction of bullets checked
     band: str
     feedback_rating: int | None = None  # rating given to the card in review (1 Again, 2 Hard)
+    # what that rating did to the card (CardChange.describe(): "x: new, not rated"); None when
+    # nothing was fed back (no rater, or a report stored before this was recorded)
+    feedback: str | None = None
 
 
 class PhaseResult(_Model):
@@ -96,9 +99,11 @@ class RoundReport(_Model):
                     mark = "x" if bullet.checked else " "
                     hint = "" if bullet.auto == "covered" else f" _(auto: {bullet.auto})_"
                     lines.append(f"- [{mark}] {bullet.text}{hint}")
-                if prompt.feedback_rating is not None:
+                if prompt.feedback is not None:
+                    lines += ["", f"Fed back to review: {prompt.feedback}."]
+                elif prompt.feedback_rating is not None:
                     name = RATING_NAMES[prompt.feedback_rating]
-                    lines += ["", f"Fed back to review: rated **{name}**."]
+                    lines += ["", f"Graded **{name}** (not fed back to review)."]
                 elif prompt.card_id and not answer:
                     lines += ["", "Not answered: the card is not rated."]
                 lines.append("")

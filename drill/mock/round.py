@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from drill.mock.clock import ClockState, Event, PhaseAdvanced, RoundClock, RoundFinished, Status
 from drill.mock.coverage import BulletCoverage, cover
@@ -20,10 +21,13 @@ from drill.mock.report import RoundReport, round_title
 from drill.mock.selection import CardEntry, plan_round
 from drill.mock.store import DONE, GRADING, RUNNING, GradeRow, MockStore, SavedPrompt, SavedRound
 
+if TYPE_CHECKING:
+    from drill.review.outside import CardChange
+
 AUTOSAVE_EVERY_S = 3.0
 
-# rate(card_id, deck_id, rating): feeds a weak card back into review (returns whether it rated it).
-RateCard = Callable[[str, str, int], "bool | None"]
+# rate(card_id, deck_id, rating): feeds a weak card back into review, returns what it did to it
+RateCard = Callable[[str, str, int], "CardChange"]
 
 
 def scaled_budgets(definition: RoundDef, minutes: float | None = None) -> list[float]:
@@ -192,9 +196,11 @@ class MockRun:
             phases=phases,
             prompts=graded,
         )
+        if rate is not None:  # rated first, so the report says what each rating did
+            for phase in report.phases:
+                for prompt in phase.prompts:
+                    if prompt.card_id is not None and prompt.feedback_rating is not None:
+                        change = rate(prompt.card_id, prompt.deck_id or "", prompt.feedback_rating)
+                        prompt.feedback = change.describe()
         self.store.save_report(self.round_id, rows, report)
-        if rate is not None:
-            decks = {p.card_id: p.deck_id for p in self.prompts if p.card_id}
-            for card_id, rating in report.weak_cards():
-                rate(card_id, decks.get(card_id) or "", rating)
         return report

@@ -2,7 +2,8 @@
 train.py (or of round.ipynb in a notebook round) seen by polling its modification time, and at
 each phase's end that phase's grader phases graded and their verdicts given as lines. Entering
 the pushback phase grades everything and asks the interviewer's follow-ups about the code
-(drill.mock.coding.pushback), appended to notes.md under ## Q headings to answer there; the end
+(drill.mock.coding.pushback), appended under ## Q headings to answer there (to notes.md, in a
+notebook round as a cell of the notebook); the end
 grades everything again unless train.py is unchanged since (drill.mock.coding.regrade). A
 stretch phase started after the round (drill.mock.coding.stretch) runs on its own clock here too,
 and the stretch phases chosen up front (`drill mock notebook --stretch accum,fsdp2`) start one
@@ -27,11 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from drill.mock.clock import Event, PhaseAdvanced, RoundClock, RoundFinished, Status
-from drill.mock.coding.regrade import remember_source, unchanged_full_grading
+from drill.mock.coding.regrade import end_grading_text, remember_source, unchanged_full_grading
 from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.coding.stretch import Stretch, contract, next_chosen
 from drill.mock.report import clock as fmt_clock
+from drill.paths import new_numbered_dir
 from drill.text import printable
+from trainer_lab.usercode.verdict import shared_reasons
 
 # grade(script, out_dir, phases) -> the grading's result.json as a mapping (trainer_lab.grading)
 Grade = Callable[[Path, Path, tuple[str, ...]], Mapping[str, Any]]
@@ -49,10 +52,14 @@ def _grader_phases(ended: Iterable[int]) -> tuple[str, ...]:
 
 
 def verdict_lines(result: Mapping[str, Any]) -> list[str]:
-    """A grading's checks as lines: PASS/FAIL, the check, its evidence; then the count."""
-    checks = [c for c in result.get("checks", []) if isinstance(c, Mapping)]
-    width = max((len(str(c.get("name", ""))) for c in checks), default=0)
+    """A grading's checks as lines: a reason several checks share once (with the checks it
+    affects), then PASS/FAIL, the check, its evidence; then the count."""
+    reasons, checks = shared_reasons(result)
+    width = max((len(c["name"]) for c in checks), default=0)
     lines = []
+    for reason in reasons:
+        lines.append(printable(f"  {reason.label}: {' '.join(reason.text.split())}"))
+        lines.append(printable(f"    {reason.affects}"))
     for check in checks:
         verdict = "PASS" if check.get("passed") else "FAIL"
         detail = " ".join(str(check.get("detail", "")).split())
@@ -186,7 +193,7 @@ class RoundWatch:
             lines.append(f"Phase {index + 1} ended: {CODING_PHASES[index].title}")
         pushback = not finished and self.session.clock.phase == PUSHBACK
         if finished:
-            lines.append("Time is up: the round is over. Grading everything.")
+            lines.append(f"Time is up: the round is over: {end_grading_text(self.session)}.")
         elif pushback:
             lines.append("Pushback: grading everything; the follow-up questions come from it.")
         phases = _grader_phases(range(len(CODING_PHASES)) if finished or pushback else ended)
@@ -195,9 +202,9 @@ class RoundWatch:
         if pushback:
             lines += self._ask()
         if finished and self.feed_back is not None:
-            rated = list(self.feed_back(self.session))
-            if rated:
-                lines.append("Fed back to review: " + ", ".join(rated))
+            fed = list(self.feed_back(self.session))  # one line per card: what changed
+            if fed:
+                lines += ["Fed back to review:", *(f"  {line}" for line in fed)]
         if finished:
             lines += self._next_chosen()
         return lines
@@ -223,7 +230,8 @@ class RoundWatch:
 
     def _ask(self) -> list[str]:
         """The pushback's follow-ups (from the full grading's evidence, else from the code),
-        appended once to notes.md under their ## Q headings, and printed."""
+        appended once under their ## Q headings (to notes.md; in a notebook round as the
+        notebook's last cell, the notebook the user has open), and printed."""
         from drill.mock.coding.pushback import has_block, pushback_questions, question_block
 
         questions = pushback_questions(self.session, from_code=True)
@@ -233,6 +241,20 @@ class RoundWatch:
         lines = [f"The interviewer asks (from {where}):"]
         lines += [f"Q{i}. {' '.join(str(q.get('question', '')).split())}"
                   for i, q in enumerate(questions, 1)]  # fmt: skip
+        notebook = self.session.notebook_path
+        if notebook is not None:  # the notebook the user is looking at: the one place
+            from drill.mock.errors import MockError
+            from drill.mock.notebook import append_follow_ups
+
+            try:
+                append_follow_ups(notebook, question_block(questions))
+            except MockError as error:
+                lines.append(f"Not added to the notebook: {' '.join(str(error).split())}")
+            lines.append(
+                f"Answer each under its ## Q heading in the notebook's Follow-up questions cell "
+                f"(its last): {notebook}"
+            )
+            return [printable(line) for line in lines]
         notes = self.session.notes_file()
         if not has_block(notes):
             lead = (
@@ -242,8 +264,6 @@ class RoundWatch:
             )
             self.session.save(notes=notes + lead + question_block(questions))
         lines.append(f"Answer each under its ## Q heading in {self.session.notes_path}")
-        if self.session.notebook_path is not None:
-            lines.append("(or under ## Q1, ## Q2 ... headings in the notebook's notes cell)")
         return [printable(line) for line in lines]
 
     def _grade(self, phases: tuple[str, ...]) -> list[str]:
@@ -258,11 +278,9 @@ class RoundWatch:
                 number, result = reused
                 lines[0] = f"train.py is unchanged since grading {number}: its verdicts stand."
                 return lines + verdict_lines(result)
-        folder = self.session.folder / GRADES_DIR
-        taken = [int(p.name) for p in folder.glob("*") if p.name.isdigit()]
-        out_dir = folder / str(1 + max(taken, default=0))
         source = self.session.code()
         try:
+            out_dir = new_numbered_dir(self.session.folder / GRADES_DIR)  # this grading's alone
             result = self.grade(self.session.script, out_dir, phases)
         except Exception as error:  # the user's file or the grader: a line, and the clock goes on
             return [*lines, printable(f"Grading failed: {type(error).__name__}: {error}")]

@@ -16,9 +16,7 @@ also counts as tagged `leech` (`tag:leech`, the free word leech), as Anki tags i
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,9 +34,6 @@ LEVELS = ("easy", "medium", "hard")
 IS_VALUES = ("suspended", "due", "new", "leech", "buried", "learning", "young", "mature")
 KEYS = ("tag", "level", "deck", "is")
 _TOKEN = re.compile(r'(-)?(?:(\w+):)?(?:"([^"]*)"|(\S+))')
-# editors that take `+LINE FILE` to open a file at a line
-LINE_ARG_EDITORS = {"vi", "vim", "nvim", "gvim", "view", "nano", "pico", "emacs", "emacsclient",
-                    "mg", "micro", "kak", "joe", "jed", "ne", "ed"}  # fmt: skip
 
 
 @dataclass
@@ -309,17 +304,3 @@ def file_digest(path: Path) -> str | None:
         return hashlib.sha256(read_regular(path, EDITED_FILE_MAX_BYTES)).hexdigest()
     except (OSError, ValueError):
         return None
-
-
-def editor_command(path: Path, line: int, editor: str | None = None) -> list[str]:
-    """The command that opens `path` at `line` in $VISUAL / $EDITOR (default vi); `+LINE` only
-    for editors known to take it."""
-    editor = editor or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        argv = shlex.split(editor)
-    except ValueError:
-        argv = [editor]
-    argv = argv or ["vi"]
-    if Path(argv[0]).name in LINE_ARG_EDITORS:
-        return [*argv, f"+{max(1, line)}", str(path)]
-    return [*argv, str(path)]

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from drill.errors import DrillError
+from drill.files import require_parent_dir
 
 STDOUT = "-"
 
@@ -67,9 +68,7 @@ def check_target(out: Path) -> Path:
             raise DrillError(f"cannot write {out}: a symlink to {_kind(mode)}")
     elif link is not None and not stat.S_ISREG(link.st_mode):
         raise DrillError(f"cannot write {out}: it is {_kind(link.st_mode)}")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise DrillError(f"cannot write {out}: no directory {parent}")
+    require_parent_dir(target, named=out)
     return target
 
 

@@ -25,19 +25,21 @@ from datetime import datetime, timedelta
 from drill.decks.loader import DeckSet
 from drill.decks.models import Card
 from drill.errors import StorageError
+from drill.review.outside import LOGGED, RESCHEDULED, CardChange, kept_schedule, rate_from_outside
 from drill.review.queue import QueueEntry, is_due, next_day_start, queue_for, review_day
-from drill.review.scheduler import leech_notice, make_scheduler, preview_intervals, rate_card
+from drill.review.scheduler import (
+    RatedCard,
+    leech_notice,
+    make_scheduler,
+    preview_intervals,
+    rate_card,
+)
 from drill.review.study import StudyFilter, study_queue
 from drill.settings import Settings, load_settings
 from drill.times import utc_now
 from storage.db import Database
 from storage.schema_names import StateDict
 from storage.snapshot import read_snapshot
-
-
-def _kept(before: StateDict | None) -> StateDict:
-    """Custom study on a card not due yet: log the rating, keep its schedule."""
-    return dict(before or {})
 
 
 @dataclass(frozen=True)
@@ -172,41 +174,80 @@ class ReviewSession:
         self._record(current.card, entry, rating, duration_ms)
         self._advance()
 
-    def rate_card(self, card_id: str, deck_id: str, rating: int, duration_ms: int = 0) -> None:
-        """Rate the named card once (an exercise or a lab solved from review rates the cards
-        that link it): the current card as rate() does; another card of this session leaves
-        the queue (a learning one comes back by its new due); any other card is rated in
-        `deck_id`. The current card stays current unless it is the one rated. Raises KeyError
+    def rate_card(
+        self,
+        card_id: str,
+        deck_id: str,
+        rating: int,
+        duration_ms: int = 0,
+        *,
+        from_outside: bool = False,
+    ) -> CardChange:
+        """Rate the named card once and say what changed. The card on screen (a lab or an
+        exercise opened from it) is rated as rate() does when it is the current card; a card
+        that only links the same exercise (`from_outside`), or any card not current, goes by
+        the rule for ratings from outside review (drill.review.outside: a new card is not rated,
+        a card not due is logged with its schedule kept), and when a review was written it
+        leaves this session's queue (a learning one comes back by its new due). Raises KeyError
         for a card not in the decks, so that a caller never reports a rating not written."""
         if rating not in (1, 2, 3, 4):
             raise ValueError(f"rating must be 1..4, got {rating!r}")
-        current = self._current
-        if current is not None and current.card.id == card_id:
-            self.rate(rating, duration_ms)
-            return
+        current, entry = self._current, self._current_entry
+        is_current = current is not None and entry is not None and current.card.id == card_id
+        if is_current and not from_outside:
+            assert current is not None and entry is not None
+            rated = self._record(current.card, entry, rating, duration_ms)
+            self._advance()
+            if entry.card_id in self._ahead:
+                return CardChange(card_id, rating, LOGGED, rated_at=self._now(), rated=rated)
+            return CardChange(card_id, rating, RESCHEDULED, rated.due, self._now(),
+                              rated.after.get("state"), rated,
+                              self._settings.day_start_hour)  # fmt: skip
         card = self._decks.card(card_id)
         if card is None:
             raise KeyError(f"no card {card_id!r} in the decks")
-        entry = self._take(card_id) or QueueEntry(card_id, deck_id, card_id not in self._hashes)
-        self._record(card, entry, rating, duration_ms)
+        change = rate_from_outside(self._db, card_id, deck_id, rating,
+                                   content_hash=card.content_hash(), now=self._now(),
+                                   duration_ms=duration_ms, settings=self._settings,
+                                   scheduler=self._scheduler)  # fmt: skip
+        if change.rated is not None:
+            taken = (entry if is_current else self._take(card_id)) or QueueEntry(
+                card_id, deck_id, False
+            )
+            self._after_rating(card, taken, rating, change.rated, kept=change.kind == LOGGED,
+                               requeue=False)  # fmt: skip
+            if is_current:
+                self._advance()
+        return change
 
-    def _record(self, card: Card, entry: QueueEntry, rating: int, duration_ms: int) -> None:
+    def _record(self, card: Card, entry: QueueEntry, rating: int, duration_ms: int) -> RatedCard:
         """Write one rating of `card` and queue it again if it is due within learn-ahead."""
         now = self._now()
-        content_hash = card.content_hash()
         ahead = entry.card_id in self._ahead
         rated = rate_card(
             self._db,
             card.id,
             entry.deck_id,
             rating,
-            content_hash=content_hash,
+            content_hash=card.content_hash(),
             now=now,
             duration_ms=duration_ms,
             settings=self._settings,
             scheduler=self._scheduler,
-            schedule=_kept if ahead else None,
+            schedule=kept_schedule if ahead else None,
         )
+        self._after_rating(card, entry, rating, rated, kept=ahead, requeue=True)
+        return rated
+
+    def _after_rating(
+        self, card: Card, entry: QueueEntry, rating: int, rated: RatedCard, *, kept: bool,
+        requeue: bool,
+    ) -> None:  # fmt: skip
+        """The session's bookkeeping for a rating written: undo, counts, leech notice; a card
+        rescheduled comes back when due within learn-ahead; one whose schedule was `kept` (not
+        due) comes back once at the end after an Again only when `requeue` (custom study)."""
+        now = self._now()
+        content_hash = card.content_hash()
         undo = _Undoable("rate", entry, rated.before, rated.log_id, rating,
                          self._hashes.get(card.id))  # fmt: skip
         self._undo.append(undo)
@@ -219,8 +260,8 @@ class ReviewSession:
         if rated.leech_hit:
             self.leech_notice = leech_notice(card.id, rated.after)
             self._leech_notices.append(self.leech_notice)
-        if ahead:
-            if rating == 1:  # once more at the end of the study session
+        if kept:
+            if rating == 1 and requeue:  # once more at the end of the study session
                 self._queue.append(entry)
                 undo.requeued = True
         elif not rated.after.get("suspended") and rated.due <= now + timedelta(

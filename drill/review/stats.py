@@ -10,8 +10,8 @@ storage.stats_queries; this module turns the grouped rows into the figures:
   reviews the same way);
 - the due forecast for the next 30 days and the card counts by state;
 - the weakest tags and decks (most lapses, then lowest retention);
-- calibration of lab predictions by stated certainty, and mock-round and exercise-check
-  results over time.
+- calibration of lab predictions by stated certainty, and mock-round (talk, coding and
+  notebook) and exercise-check results over time.
 
 Learner's days start at `day_start_hour` local time; the UTC offset at `now` is used for the
 whole year (a DST change moves a review near the day boundary by an hour at most).
@@ -91,6 +91,24 @@ class MockResult:
 
 
 @dataclass(frozen=True)
+class CodingRoundResult:
+    """A coding or notebook round (drill.mock.past reads them from their folders): how many
+    checks held in the latest grading of each."""
+
+    id: int
+    kind: str  # coding | notebook
+    started_at: datetime
+    finished: bool
+    checks_held: int | None  # None: never graded
+    checks: int | None
+
+    def result(self) -> str:
+        """ "2/3 checks hold" or "not graded", and ", unfinished" while it is."""
+        held = f"{self.checks_held}/{self.checks} checks hold" if self.checks else "not graded"
+        return held if self.finished else f"{held}, unfinished"
+
+
+@dataclass(frozen=True)
 class ExerciseResult:
     """One exercise check (drill.exercises): how many of its checks passed."""
 
@@ -121,7 +139,8 @@ class Stats:
     weakest_decks: list[WeakSpot]
     calibration: list[CertaintyRow]
     calibration_verdict: str
-    mock_results: list[MockResult] = field(default_factory=list)
+    mock_results: list[MockResult] = field(default_factory=list)  # talk rounds, oldest first
+    coding_rounds: list[CodingRoundResult] = field(default_factory=list)  # newest first
     exercise_results: list[ExerciseResult] = field(default_factory=list)  # oldest first
 
     @property
@@ -157,6 +176,7 @@ class Stats:
             "calibration": [_certainty_json(c) for c in self.calibration],
             "calibration_verdict": self.calibration_verdict,
             "mock_results": [_mock_json(m) for m in self.mock_results],
+            "coding_rounds": [_coding_json(r) for r in self.coding_rounds],
             "exercise_results": [_exercise_json(e) for e in self.exercise_results],
             "exercises_solved": self.exercises_solved,
         }
@@ -174,6 +194,11 @@ def _certainty_json(c: CertaintyRow) -> dict[str, Any]:
 def _mock_json(m: MockResult) -> dict[str, Any]:
     return {"started_at": m.started_at.isoformat(), "round": m.round, "score": m.score,
             "band": m.band}  # fmt: skip
+
+
+def _coding_json(r: CodingRoundResult) -> dict[str, Any]:
+    return {"id": r.id, "kind": r.kind, "started_at": r.started_at.isoformat(),
+            "finished": r.finished, "checks_held": r.checks_held, "checks": r.checks}  # fmt: skip
 
 
 def _exercise_json(e: ExerciseResult) -> dict[str, Any]:
@@ -400,12 +425,22 @@ def cards_from_decks(decks: Any) -> list[CardInfo]:
     ]
 
 
-def stats_for(decks: Any, db_path: Path, settings: Any, now: datetime) -> Stats:
-    """The app's stats: its loaded DeckSet, database file and Settings."""
-    return compute_stats(
+def stats_for(
+    decks: Any,
+    db_path: Path,
+    settings: Any,
+    now: datetime,
+    coding_rounds: Iterable[CodingRoundResult] = (),
+) -> Stats:
+    """The app's stats: its loaded DeckSet, database file and Settings, and the coding and
+    notebook rounds (drill.mock.past.stats_with_rounds reads them: the stats screen and
+    `drill stats` both go through it)."""
+    stats = compute_stats(
         db_path,
         cards_from_decks(decks),
         now,
         desired_retention=settings.desired_retention,
         day_start_hour=settings.day_start_hour,
     )
+    stats.coding_rounds = list(coding_rounds)
+    return stats

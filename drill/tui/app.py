@@ -124,7 +124,7 @@ class DrillApp(DrillHost):
         startup, self._first = self._first, None  # one light read serves home and review
         self.push_screen(HomeScreen(startup))
         if startup is not None:
-            self._notify_invalid(startup.invalid_paths)
+            self._notify_invalid(startup)
         if self.options.start_review is not None:
             deck = None if self.options.start_review == "all" else self.options.start_review
             pushed = self.start_review(deck, startup if deck is None else None)
@@ -171,7 +171,7 @@ class DrillApp(DrillHost):
             if isinstance(screen, HomeScreen) and not screen.loaded:
                 data = self.light_read()
                 if data is not None:
-                    self._notify_invalid(data.invalid_paths)
+                    self._notify_invalid(data)
                 screen.show(data)
             elif isinstance(screen, ReviewScreen):
                 await screen.on_services_loaded()
@@ -188,8 +188,8 @@ class DrillApp(DrillHost):
         if notice is not None:
             self.call_from_thread(self.notify, notice, severity="warning", timeout=8)
 
-    def _notify_invalid(self, paths: list[Path]) -> None:
-        notice = invalid_deck_notice(paths)
+    def _notify_invalid(self, data: FirstPaint) -> None:
+        notice = invalid_deck_notice(data.invalid_paths, data.index.skipped_cards())
         if notice and not self._notified_invalid:
             self._notified_invalid = True
             self.notify(notice, title="Decks", severity="warning", timeout=10)

@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drill.decks.hints import check_command
+from drill.decks.index import Problem
 from drill.review.due import FirstPaint, first_paint
 from drill.services import Services, ServicesSlot, system_now
 
@@ -97,9 +99,17 @@ class Backend:
             services.close()
 
 
-def invalid_deck_notice(paths: Iterable[Path]) -> str | None:
-    """One line naming the decks that were skipped, or None when all loaded."""
+def invalid_deck_notice(paths: Iterable[Path], skipped_cards: Iterable[Problem] = ()) -> str | None:
+    """One line naming the decks that were skipped and where cards were left out (file:line,
+    the first few), or None when all loaded."""
+    paths, skipped_cards = list(paths), list(skipped_cards)
     names = [p.name for p in paths]
-    if not names:
+    places = list(dict.fromkeys(f"{p.path.name}:{p.line}" for p in skipped_cards))
+    if not names and not places:
         return None
-    return f"Skipped invalid deck(s): {', '.join(names)}. Run `drill decks check` for details."
+    parts = [f"Skipped invalid deck(s): {', '.join(names)}."] if names else []
+    if places:
+        more = f" and {len(places) - 3} more" if len(places) > 3 else ""
+        parts.append(f"Left out card(s) with problems at {', '.join(places[:3])}{more}.")
+    command = check_command([*paths, *(p.path for p in skipped_cards)])
+    return " ".join([*parts, f"Run `{command}` for details."])

@@ -1,23 +1,38 @@
-"""Open a file in $VISUAL / $EDITOR with the app suspended (coding round, exercises)."""
+"""The editors of the user's file (coding round, exercises): $VISUAL / $EDITOR with the app
+suspended, and what a screen says when drill.watched_file reports a change on disk."""
 
 from __future__ import annotations
 
-import os
-import shlex
 import subprocess
 from pathlib import Path
 
 from textual.app import App, SuspendNotSupported
 
+from drill.editor_command import editor_command
+from drill.watched_file import Change
+
 
 def edit_externally(app: App, path: Path) -> str | None:
     """Run the editor on `path` and wait for it; None when it ran, else a notice to show."""
-    editor = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+    command = editor_command(path)  # the path absolute, options ended: a name is data
     try:
         with app.suspend():
-            subprocess.run([*editor, str(path)], check=False)
+            subprocess.run(command, check=False)
     except SuspendNotSupported:
         return f"ctrl+e needs a terminal; the file is {path}"
     except (OSError, subprocess.SubprocessError) as error:
         return f"could not start the editor: {error}"
     return None
+
+
+def change_notice(change: Change, name: str) -> tuple[str, bool]:
+    """The notice for a change of the file `name` on disk, and whether it is a warning."""
+    if change.kind == "reloaded":
+        return f"{name} changed on disk: reloaded.", False
+    if change.kind == "conflict":
+        return (
+            f"{name} changed on disk and the editor has unsaved edits: ctrl+l loads the file, "
+            "ctrl+s keeps the editor's version.",
+            True,
+        )
+    return f"{change.reason} (the editor keeps its text)", True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
 
 from drill.review.ratings import RATING_NAMES
@@ -34,6 +35,34 @@ def format_next_due(due: datetime | None, now: datetime) -> str:
     if delta <= timedelta(0):
         return "now"
     return f"in {format_interval(delta)}"
+
+
+# format_interval's tiers: (the seconds one step of its rounded number stands for, the tier's
+# upper end in seconds). Its text changes where the rounded number does: half a step between.
+_INTERVAL_TIERS = (
+    (60.0, 3600.0),
+    (3600.0, 86400.0),
+    (86400.0, 30 * 86400.0),
+    (3 * 86400.0, 365 * 86400.0),  # "2.1mo": a tenth of 30 days
+    (36.5 * 86400.0, math.inf),  # "1.4y": a tenth of 365 days
+)
+
+
+def next_due_text_change(due: datetime | None, now: datetime) -> timedelta | None:
+    """How long until format_next_due(due, now) reads otherwise ("in 2m" -> "in 1m" -> "now");
+    None when it never will ('-', 'now'). Never late, at most a moment early."""
+    if due is None:
+        return None
+    left = (due - now).total_seconds()
+    if left <= 0:
+        return None
+    if left < 60:
+        return timedelta(seconds=left)  # "<1m" until "now"
+    tier = next(i for i, (_, upper) in enumerate(_INTERVAL_TIERS) if left < upper)
+    step = _INTERVAL_TIERS[tier][0]
+    lower = _INTERVAL_TIERS[tier - 1][1] if tier else 60.0  # where the tier below begins
+    half_step_below = (math.floor(left / step - 0.5) + 0.5) * step
+    return timedelta(seconds=left - max(half_step_below, lower))
 
 
 def format_duration(seconds: float) -> str:

@@ -12,7 +12,8 @@ visible (drill.text.printable):
   Static: styles such as "b green" are Textual's, so colours follow the theme as markup did;
   `lines(...)` stacks such lines;
 - `editable(text)`: prose loaded into a TextArea (an answer from the database, notes);
-- `PlainNotices`: the app's notify() with markup off and the message made printable.
+- `PlainNotices`: the app's notify() with markup off and the message made printable (Textual's
+  own ctrl+c hint, written as markup, is said again as text).
 
 Card bodies are Markdown by design; they go through `printable()` before the Markdown parser.
 """
@@ -102,3 +103,11 @@ class PlainNotices(App[R]):
             timeout=timeout,
             markup=False,
         )
+
+    def action_help_quit(self) -> None:
+        """ctrl+c: Textual's hint on how to quit, whose message is markup ("Press [b]ctrl+q[/b]
+        ..."), said as text, since notices here never parse markup."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {key} to quit the app", title="Do you want to quit?")
+                return

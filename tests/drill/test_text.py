@@ -34,3 +34,14 @@ def test_one_for_one_and_nothing_left_to_replace(text: str) -> None:
     assert len(shown) == len(text) and not has_control(shown)
     pairs = zip(text, shown, strict=True)
     assert all(a == b or (a in CONTROL and b == PLACEHOLDER) for a, b in pairs)
+
+
+def test_a_lone_surrogate_from_a_non_utf8_file_name_is_replaced_one_for_one() -> None:
+    import os
+
+    from drill.text import has_control, printable
+
+    name = os.fsdecode(b"caf\xe9.ipynb")  # how Python holds a name's byte that is not UTF-8
+    assert printable(name) == "caf\ufffd.ipynb"
+    assert has_control(name) and not has_control("café.ipynb")
+    printable(name).encode("utf-8")  # writable to a UTF-8 terminal or file

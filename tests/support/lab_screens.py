@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,18 @@ def make_panel(card: Card, db: Any, runner: FakeRunner, tmp_path: Path) -> LabPa
         card, "deck-a", db=db, runner=runner, runs_root=tmp_path / "runs",
         clock=lambda: float(next(ticks)) * 0.5,
     ))  # fmt: skip
+
+
+def seen_long_ago(db: Any, card: Card, deck_id: str = "deck-a", now: datetime | None = None) -> int:
+    """Review `card` once, 60 days before `now` (default: the real clock), so that it is due:
+    a rating from outside review rates only a card reviewed before (drill.review.outside).
+    Returns how many review rows that wrote (1), for tests that count the rows after it."""
+    from drill.review.scheduler import rate_card
+    from drill.times import utc_now
+
+    moment = (now or utc_now()) - timedelta(days=60)
+    rate_card(db, card.id, deck_id, 3, content_hash=card.content_hash(), now=moment)
+    return 1
 
 
 def one_card_decks(tmp_path: Path) -> Path:

@@ -78,3 +78,12 @@ def unchanged_full_grading(session: CodingSession) -> tuple[int, LabResult] | No
     if stored is None or stored.strip() != source_digest(session.code()):
         return None
     return number, result
+
+
+def end_grading_text(session: CodingSession) -> str:
+    """What the round's end does about grading, in words for "The round is over: ...": every
+    check runs, or the full grading of this very train.py stands (one message, never both)."""
+    reused = unchanged_full_grading(session)
+    if reused is None:
+        return "all checks run now"
+    return f"train.py is unchanged since grading {reused[0]}, so its verdicts stand"

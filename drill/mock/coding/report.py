@@ -6,11 +6,13 @@ the notes and the code as submitted, a Markdown export, and the review cards fed
 
 Only what the round examined is rated: the cards of a check that ran and failed (Again), and
 the cards of a follow-up that was answered (by the text round's rule); a question left
-unanswered rates nothing, and a card the user has never reviewed is never introduced by a mock.
+unanswered rates nothing. Each goes through the rule for ratings from outside review
+(drill.review.outside): a card never reviewed is not rated, one not due is logged only; the
+report says per card what happened (feedback.json keeps it).
 
     report = build_report(session)          # reads DRILL_HOME/rounds/<id>/grades/*/result.json
     print(to_markdown(report))
-    feed_back(session, report, rate, deck_of, seen)   # once per round
+    feed_back(session, report, rate, deck_of)   # once per round
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from drill.mock.coding.pushback import answers, without_questions
 from drill.mock.coding.session import CODING_PHASES, CodingSession
@@ -29,8 +32,12 @@ from drill.mock.coding.walkthrough import ModelPart, model_part
 from drill.mock.coverage import Coverage, cover, credit
 from drill.mock.grading import HARD
 from drill.mock.report import clock as fmt_clock
+from drill.mock.report import finish_text
 from drill.review.ratings import RATING_NAMES
 from trainer_lab.result import Check, LabResult
+
+if TYPE_CHECKING:
+    from drill.review.outside import CardChange
 
 AGAIN = 1
 FEEDBACK_FILE = "feedback.json"
@@ -134,6 +141,7 @@ class CodingReport:
     code: str
     grades: int  # how many gradings ran
     notes: str = ""
+    fed_back: list[str] | None = None  # per card, what feeding back did (None: not yet)
 
     @property
     def checks(self) -> list[Check]:
@@ -272,7 +280,23 @@ def build_report(session: CodingSession, results: list[LabResult] | None = None)
         code=session.code(),
         grades=len(results),
         notes=notes,
+        fed_back=fed_back(session),
     )
+
+
+def fed_back(session: CodingSession) -> list[str] | None:
+    """What feeding the round back to review did, per card (None: not fed back yet, or a
+    marker this version cannot read)."""
+    from drill.files import read_regular
+
+    try:
+        marker = json.loads(read_regular(session.folder / FEEDBACK_FILE, 1 << 20))
+    except (OSError, ValueError):  # FileRefused is a ValueError, a bad JSON text too
+        return None
+    lines = marker.get("changes") if isinstance(marker, dict) else None
+    if not isinstance(lines, list):
+        return None
+    return [str(line) for line in lines]
 
 
 MARKS = {Coverage.COVERED.value: "x", Coverage.PARTIAL.value: "~", Coverage.MISSED.value: " "}
@@ -340,56 +364,76 @@ def to_markdown(report: CodingReport) -> str:
         f"- Time used: {fmt_clock(used)} of {fmt_clock(budget)}",
         f"- Checks held: {held}/{len(checks)} (from {report.grades} grading runs)",
     ]
-    if report.finish_reason:
-        lines.append(f"- Ended: {report.finish_reason}")
+    if report.finish_reason:  # "ended early (F10)", not "Ended: ended"
+        said = finish_text(report.finish_reason)
+        lines.append(f"- {said[:1].upper()}{said[1:]}")
     previous: str | None = None
     for phase in report.phases:
         lines += _phase_markdown(phase, previous)
         previous = phase.code if phase.code is not None else previous
-    cards = report.failed_cards()
-    followups = report.followup_ratings()
-    if cards or followups:
-        lines += [
-            "",
-            "## Linked review cards",
-            "",
-            *(f"- {c} (Again, a failed check)" for c in cards),
-        ]
-        lines += [f"- {c} ({RATING_NAMES.get(r, r)}, a follow-up)" for c, r in followups]
-        lines += ["", "(Cards you have never reviewed are listed, not rated.)"]
+    lines += _linked_cards(report)
     lines += ["", "## Notes as submitted", "", *_fenced(report.notes, "text")]
     lines += ["", "## train.py as submitted", "", *_fenced(report.code, "python")]
     return "\n".join(lines) + "\n"
 
 
-def feed_back(
-    session: CodingSession,
-    report: CodingReport,
-    rate: Callable[[str, str, int], object],
-    deck_of: Callable[[str], str],
-    seen: Callable[[str], bool] | None = None,
-) -> list[str]:
-    """Rate, once per round (a marker file remembers it), what the round examined: the cards of
-    the checks that ran and failed Again, and the cards of the answered follow-ups by the text
-    round's rule (the lower rating when both). `seen(card_id)` False: a card the user has never
-    reviewed, left alone (a mock does not introduce new cards). Returns the cards rated."""
-    marker = session.folder / FEEDBACK_FILE
-    if marker.exists():
-        return []
+def _why(report: CodingReport) -> dict[str, str]:
+    """Card id -> why the round rates it: a failed check, a follow-up, or both."""
+    why = dict.fromkeys(report.failed_cards(), "a failed check")
+    for card_id, _rating in report.followup_ratings():
+        why[card_id] = "a failed check and a follow-up" if card_id in why else "a follow-up"
+    return why
+
+
+def _ratings(report: CodingReport) -> dict[str, int]:
     ratings: dict[str, int] = dict.fromkeys(report.failed_cards(), AGAIN)
     for card_id, rating in report.followup_ratings():
         ratings[card_id] = min(rating, ratings.get(card_id, rating))
+    return ratings
+
+
+def _linked_cards(report: CodingReport) -> list[str]:
+    ratings = _ratings(report)
+    if not ratings and not report.fed_back:
+        return []
+    lines = ["", "## Linked review cards", ""]
+    if report.fed_back is not None:  # what feeding back did, card by card
+        lines += [f"- {line}" for line in report.fed_back] or ["- (no card was rated)"]
+        return lines
+    why = _why(report)
+    lines += [f"- {card}: {RATING_NAMES.get(r, r)} when fed back ({why[card]})"
+              for card, r in ratings.items()]  # fmt: skip
+    note = ("(Not fed back to review yet: a card that is due is rescheduled, one not due is "
+            "logged only, one you never reviewed is not rated.)")  # fmt: skip
+    return [*lines, "", note]
+
+
+def feed_back(
+    session: CodingSession,
+    report: CodingReport,
+    rate: Callable[[str, str, int], CardChange],
+    deck_of: Callable[[str], str],
+) -> list[str]:
+    """Rate, once per round (a marker file remembers it), what the round examined: the cards of
+    the checks that ran and failed Again, and the cards of the answered follow-ups by the text
+    round's rule (the lower rating when both), each by the rule for ratings from outside review.
+    Returns one line per card saying what changed ("card: Again, due in 10 min (a failed
+    check)", "card: new, not rated (a follow-up)"); the marker keeps them for the report."""
+    marker = session.folder / FEEDBACK_FILE
+    if marker.exists():
+        return []
+    ratings = _ratings(report)
     if not report.grades and not ratings:
         return []  # nothing examined yet: a later grading may still feed back
-    rated, unseen = [], []
+    why = _why(report)
+    rated, unseen, lines = [], [], []
     for card_id, rating in ratings.items():
         try:
             deck_id = deck_of(card_id)
         except KeyError:  # a card no longer in the decks: nothing to rate
             continue
-        if (seen is not None and not seen(card_id)) or rate(card_id, deck_id, rating) is False:
-            unseen.append(card_id)  # a rater may refuse a new card too
-            continue
-        rated.append(card_id)
-    marker.write_text(json.dumps({"rated": rated, "not_seen": unseen}))
-    return rated
+        change = rate(card_id, deck_id, rating)
+        (rated if change.changed else unseen).append(card_id)
+        lines.append(f"{change.describe()} ({why[card_id]})")
+    marker.write_text(json.dumps({"rated": rated, "not_seen": unseen, "changes": lines}))
+    return lines

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from drill.files import FileRefused, read_regular
 from drill.mock.clock import ClockState, RoundClock, Status
+from drill.paths import new_numbered_dir
 from trainer_lab.grading import DATASET_MODULE_FILE, FILES, SCRIPT_NAME, starter_source
 
 
@@ -116,10 +117,7 @@ class CodingSession:
     ) -> CodingSession:
         """A new round folder under rounds_dir (numbered after the highest one there); with
         `notebook`, round.ipynb beside train.py (MockError when it cannot be written)."""
-        rounds_dir.mkdir(parents=True, exist_ok=True)
-        number = 1 + max((int(p.name) for p in rounds_dir.iterdir() if p.name.isdigit()), default=0)
-        folder = rounds_dir / str(number)
-        folder.mkdir()
+        folder = new_numbered_dir(rounds_dir)  # claimed atomically: two new rounds, two folders
         (folder / SCRIPT_NAME).write_text(starter_source())
         (folder / NOTES_FILE).write_text("")
         shutil.copyfile(FILES / DATASET_MODULE_FILE, folder / DATASET_MODULE_FILE)
@@ -129,7 +127,7 @@ class CodingSession:
         if notebook:
             from drill.mock.notebook import write_round_notebook
 
-            write_round_notebook(folder / NOTEBOOK_FILE)
+            write_round_notebook(folder / NOTEBOOK_FILE, scale)  # its phases in scaled time
             state["notebook"] = NOTEBOOK_FILE
         _write_atomic(folder / STATE_FILE, json.dumps(state))
         return cls(folder, **kw)
@@ -194,18 +192,18 @@ class CodingSession:
         return read_text(self.script) or ""
 
     def notes_file(self) -> str:
-        """notes.md: where the app's notes pane and the follow-up questions are written."""
+        """notes.md: where the app's notes pane and, outside a notebook round, the follow-up
+        questions are written."""
         return read_text(self.notes_path) or ""
 
     def notes(self) -> str:
         """The round's notes, as graded: notes.md; in a notebook round, the notebook's notes
-        cell instead once the user has written in it (with notes.md's ## Q block added when
-        the cell has no ## Q headings of its own, so answers there still count)."""
+        cell and its follow-up questions' cell (where the pushback asks and the answers are
+        written), notes.md only while the notebook holds nothing (a round resumed in the app)."""
         written = self.notes_file()
         path = self.notebook_path
         if path is None:
             return written
-        from drill.mock.coding.pushback import HEADING
         from drill.mock.errors import MockError
         from drill.mock.notebook import notes_cell_text
 
@@ -213,13 +211,7 @@ class CodingSession:
             cell = notes_cell_text(path)
         except MockError:
             return written
-        if not cell:
-            return written
-        lines = written.splitlines()
-        at = next((i for i, line in enumerate(lines) if HEADING.match(line)), None)
-        if at is not None and not any(HEADING.match(line) for line in cell.splitlines()):
-            cell += "\n" + "\n".join(lines[at:]) + "\n"
-        return cell
+        return cell or written
 
     def save(self, code: str | None = None, notes: str | None = None) -> None:
         if code is not None:

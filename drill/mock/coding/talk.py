@@ -27,16 +27,23 @@ def _standard_round():  # -> RoundDef
     return find_round(ROUND)
 
 
+IN_A_NOTEBOOK = " in a notebook"  # the interviewer's words; true of a notebook round only
+
+
 def notes_rubric(session: CodingSession) -> dict[str, list[tuple[str, list[str]]]]:
     """Round phase id -> [(the prompt, its rubric bullets)]: the standard round's inline
-    prompts (`session` is the round whose talk track it is)."""
+    prompts (`session` is the round whose talk track it is). A round played in the app's
+    editor drops "in a notebook" from the prompt: there is no notebook in it."""
     definition = _standard_round()
     by_id = {p.id: p for p in definition.phases}
+    in_app = session.notebook_path is None
     found: dict[str, list[tuple[str, list[str]]]] = {}
     for ours, theirs in STANDARD_PHASE.items():
         phase = by_id.get(theirs)
-        prompts = (
-            [(" ".join(p.text.split()), list(p.rubric)) for p in phase.prompts] if phase else []
-        )
+        prompts = []
+        for prompt in phase.prompts if phase else []:
+            text = " ".join(prompt.text.split())
+            prompts.append((text.replace(IN_A_NOTEBOOK, "") if in_app else text,
+                            list(prompt.rubric)))  # fmt: skip
         found[ours] = prompts
     return found

@@ -20,9 +20,11 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from drill.editor_command import editor_command
 from drill.review import browse
 from drill.services import ServicesSlot
 from drill.tui import plain
+from drill.tui.rated import CardsRated
 from drill.tui.screens import browser_columns
 from drill.tui.screens.browser_columns import GAP, Column
 from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
@@ -63,7 +65,7 @@ class BrowserScreen(TypesAhead, Screen[None]):
         Binding("b,ctrl+t", "toggle_bury", "Bury"),
         Binding("r,ctrl+r", "reset", "Reset"),
         Binding("h,ctrl+y", "history", "History"),
-        Binding("e,ctrl+o", "edit", "Edit"),
+        Binding("o,ctrl+o", "edit", "Edit"),  # open the deck file; `e` is the exercise key
         Binding("l,ctrl+l", "lab", "Lab"),
     ]
 
@@ -200,6 +202,20 @@ class BrowserScreen(TypesAhead, Screen[None]):
     def action_focus_search(self) -> None:
         self.query_one("#browse-query", Input).focus()
 
+    def on_cards_rated(self, message: CardsRated) -> None:
+        """A rating anywhere (a lab opened from this screen): its rows read their states again."""
+        self._reread_states()
+
+    def _reread_states(self) -> None:
+        if self.db is not None:
+            from drill import actions
+
+            db_path = self.db.path
+            done = actions.read(lambda: browse.apply_states(self.rows, db_path))
+            if not done.ok:
+                self.notify(str(done.notice), severity="error", timeout=8)
+        self.refilter(force=True)
+
     # --- row actions -------------------------------------------------------------------------
     def _write(self, call: Callable[[], Any], message: str) -> None:
         from drill import actions
@@ -208,9 +224,7 @@ class BrowserScreen(TypesAhead, Screen[None]):
         if not done.ok:
             self.notify(str(done.notice), severity="error", timeout=8)
             return
-        if self.db is not None:
-            browse.apply_states(self.rows, self.db.path)
-        self.refilter(force=True)
+        self._reread_states()
         self.notify(message, timeout=3)
 
     def action_toggle_suspend(self) -> None:
@@ -270,7 +284,7 @@ class BrowserScreen(TypesAhead, Screen[None]):
         row = self.current()
         if row is None or row.path is None:
             return
-        command = browse.editor_command(row.path, row.line)
+        command = editor_command(row.path, row.line)  # the path absolute, options ended
         before = browse.file_digest(row.path)
         try:
             with self.app.suspend():

@@ -1,7 +1,8 @@
 """The coding round: the contract beside a Python editor, notes, the phase clock, and grading.
 
 Left: the prompt and contract, then a notes pane. Right: train.py in a TextArea with Python
-highlighting (soft-wrapped; f5 gives the focused pane the whole screen; ctrl+e opens the file in
+highlighting (soft-wrapped; f5 gives the focused pane, then the verdicts, the whole screen; ctrl+o
+puts the editor on a train.py:LINE the verdicts name; ctrl+e opens the file in
 $EDITOR, the app suspended meanwhile; a save from an IDE is picked up: the file is watched). In a
 notebook round the editor is a panel instead: the user edits round.ipynb in Jupyter or VS Code,
 and each save of it is read (its `%%writefile train.py` cell becomes train.py). ctrl+r grades
@@ -34,8 +35,8 @@ from textual.widgets import Footer, Static, TextArea
 
 from drill.mock.clock import PhaseAdvanced, PhaseAlarm, RoundClock, RoundFinished, Status
 from drill.mock.coding import CONTRACT, grade
-from drill.mock.coding.regrade import remember_source, unchanged_full_grading
-from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.coding.regrade import end_grading_text, remember_source, unchanged_full_grading
+from drill.mock.coding.session import CODING_PHASES, MAX_TEXT_BYTES, CodingSession
 from drill.mock.coding.stretch import (
     Stretch,
     chosen,
@@ -45,8 +46,18 @@ from drill.mock.coding.stretch import (
     toggle_chosen,
 )
 from drill.mock.coding.stretch import contract as stretch_contract
+from drill.paths import new_numbered_dir
+from drill.tui.code_editor import (
+    CodeEditor,
+    VerdictPlaces,
+    go_to_line,
+    toggle_zoom,
+    verdict_keys,
+)
 from drill.tui.plain import PlainNotices, editable, joined, lines, shown
+from drill.tui.rated import announce_rated
 from drill.tui.screens.coding_text import reflow, verdict_lines
+from drill.watched_file import Change, Stamp, WatchedFile, stamp_of
 
 if TYPE_CHECKING:
     from drill.services import ServicesSlot
@@ -56,24 +67,12 @@ __all__ = ["CodingApp", "CodingRoundScreen", "reflow", "remaining", "verdict_lin
 
 AUTOSAVE_S = 3.0
 ALL_GRADER_PHASES = CODING_PHASES[-1].grades
-Stamp = tuple[int, int, int]
 
 
 def remaining(seconds: float) -> str:
     """Time left as m:ss, rounded up: "0:00" only once nothing is left."""
     whole = math.ceil(round(max(0.0, seconds), 6))
     return f"{whole // 60}:{whole % 60:02d}"
-
-
-def _stamp(path: Path | None) -> Stamp | None:
-    """What changes when a file is saved (an editor may replace it: the inode counts too)."""
-    if path is None:
-        return None
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 class CodingRoundScreen(Screen[None]):
@@ -113,7 +112,9 @@ class CodingRoundScreen(Screen[None]):
         Binding("f8", "report", "Report", priority=True),
         Binding("f9", "stretch", "Stretch", priority=True),
         Binding("f9", "choose_stretch", "Stretch", show=False, priority=True),  # during the round
-        Binding("f5", "full_screen", "Zoom", priority=True),  # the focused pane, full screen
+        Binding("f5", "full_screen", "Zoom", priority=True),  # the focused pane, the verdicts
+        # a verdict's file:line; named under the verdicts (no room in an 80-column footer)
+        Binding("ctrl+o", "go_to_line", "Go to line", show=False, priority=True),
         Binding("escape", "leave", "Leave", priority=True),
         Binding("ctrl+s", "save", "Save", show=False, priority=True),
         Binding("ctrl+e", "external_editor", "Editor", show=False, priority=True),
@@ -129,13 +130,13 @@ class CodingRoundScreen(Screen[None]):
         self.grading = False
         self._pending: tuple[str, ...] | None = None
         self.notebook = session.notebook_path
-        self.code = session.code()
+        # train.py as last read or written here, watched (drill.watched_file, as exercises)
+        self.script = WatchedFile(session.script, MAX_TEXT_BYTES)
+        self.code = self.script.load() or ""
         self.notes = session.notes_file()  # notes.md: the app's pane edits it
-        self._disk_text = self.code  # train.py as last read or written here
-        self._disk_stamp = _stamp(session.script)
-        self._conflict = False  # changed on disk while the editor had unsaved edits
         self._notebook_stamp: Stamp | None = None
         self.stretch = Stretch.current(session)  # a stretch phase after the round, when running
+        self.places = VerdictPlaces()  # the train.py:LINE places the verdicts name
 
     @property
     def clock(self) -> RoundClock:
@@ -162,14 +163,14 @@ class CodingRoundScreen(Screen[None]):
                 yield TextArea(editable(self.notes), id="notes", soft_wrap=True)
             with Vertical(id="right"):
                 if self.notebook is None:
-                    yield TextArea.code_editor(
+                    yield CodeEditor.code_editor(
                         self.code, language="python", soft_wrap=True, id="editor"
                     )
                 else:
                     yield Static("", id="notebook-panel")
                 with VerticalScroll(id="verdicts"):
                     yield Static("ctrl+r grades this phase's checks.", id="verdict-text")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # every key fits at 80 columns (ctrl+p works)
 
     def on_mount(self) -> None:
         notes = self.query_one("#notes", TextArea)
@@ -177,7 +178,10 @@ class CodingRoundScreen(Screen[None]):
         if self.notebook is None:
             editor = self.query_one("#editor", TextArea)
             editor.border_title = shown(self._label(self.session.script))  # a path: text
+            editor.read_only = self.script.text is None  # unreadable: said below
             editor.focus()  # type at once; tab indents here, shift+tab moves to the notes
+            if self.script.notice is not None:
+                self.notify(self.script.notice, severity="warning", timeout=10)
         else:
             self.query_one("#notebook-panel", Static).border_title = "Notebook"
             notes.focus()
@@ -247,12 +251,13 @@ class CodingRoundScreen(Screen[None]):
             elif isinstance(event, RoundFinished):
                 self.autosave()
                 self.session.snapshot(self.session.clock.phase)
+                grading = end_grading_text(self.session)  # before this grading writes
                 self._start_grading(ALL_GRADER_PHASES)  # at the end, everything runs
                 if self._start_next_chosen():
                     return
                 more = "; F9: a stretch phase" if remaining_phases(self.session) else ""
                 self.notify(
-                    "The round is over: all checks run now. F8: the report per phase; "
+                    f"The round is over: {grading}. F8: the report per phase; "
                     f"F4: the model answer{more}."
                 )
                 self.refresh_bindings()
@@ -401,66 +406,49 @@ class CodingRoundScreen(Screen[None]):
         self._widget_text()
         if self.stretch is not None:
             self.stretch.record()
-        code = None
         if self.notebook is None and self.is_mounted:
-            self._watch_script()
-            if not self._conflict and self.code != self._disk_text:
-                code = self.code
-        self._write(code)
+            self._tell(self.script.save(self.code))  # never over a newer file
+        self.session.save(notes=self.notes)
 
     def action_save(self) -> None:
-        """ctrl+s: the editor's train.py wins, also over a change made on disk."""
+        """ctrl+s: the editor's train.py wins, also over a change on disk the user was told
+        of."""
         self._widget_text()
-        write = self.notebook is None and (self._conflict or self.code != self._disk_text)
-        self._conflict = False
-        self._write(self.code if write else None)
-
-    def _write(self, code: str | None) -> None:
-        self.session.save(code=code, notes=self.notes)
-        if code is not None:
-            self._disk_text = code
-            self._disk_stamp = _stamp(self.session.script)
+        if self.notebook is None and self.is_mounted:
+            self._tell(self.script.save(self.code, force=True))
+        self.session.save(notes=self.notes)
 
     def _watch_script(self) -> None:
         """Pick up a save of train.py made outside (an IDE, $EDITOR): reloaded when the editor
         has no unsaved edits, else the user is told and chooses (ctrl+l or ctrl+s)."""
-        stamp = _stamp(self.session.script)
-        if stamp is None or stamp == self._disk_stamp:
-            return
-        self._disk_stamp = stamp
-        text = self.session.code()
-        if text == self._disk_text:
-            return
-        editor = self.query_one("#editor", TextArea)
-        if editor.text == self._disk_text and not self._conflict:
-            self._load(text)
-            self.notify("train.py changed on disk: reloaded.")
-        else:
-            self._conflict = True
-            self.notify(
-                "train.py changed on disk and the editor has unsaved edits: ctrl+l loads the "
-                "file, ctrl+s keeps the editor's version.",
-                severity="warning",
-                timeout=10,
-            )
+        self._tell(self.script.poll(self.query_one("#editor", TextArea).text))
 
-    def _load(self, text: str) -> None:
+    def _tell(self, change: Change | None) -> None:
+        from drill.tui.editor import change_notice
+
+        if change is None:
+            return
+        if change.kind == "reloaded":
+            self._load(change.text)
+        message, warning = change_notice(change, self.session.script.name)
+        self.notify(message, severity="warning" if warning else "information", timeout=10)
+
+    def _load(self, text: str | None) -> None:
         editor = self.query_one("#editor", TextArea)
+        editor.read_only = text is None
         row, column = editor.cursor_location
-        editor.load_text(text)
+        editor.load_text(text or "")
         last = editor.document.line_count - 1
         editor.cursor_location = (min(row, last), column)
-        self.code = self._disk_text = text
-        self._disk_stamp = _stamp(self.session.script)
-        self._conflict = False
+        self.code = text or ""
 
     def action_load_file(self) -> None:
         """ctrl+l: replace the editor's text by train.py as it is on disk."""
-        self._load(self.session.code())
-        self.notify("Loaded train.py from disk.")
+        self._load(self.script.load())
+        self.notify(self.script.notice or "Loaded train.py from disk.")
 
     def _watch_notebook(self) -> None:
-        stamp = _stamp(self.notebook)
+        stamp = stamp_of(self.notebook)
         if stamp == self._notebook_stamp:
             return
         self._notebook_stamp = stamp
@@ -476,7 +464,7 @@ class CodingRoundScreen(Screen[None]):
 
     def _show_notebook(self, problem: str | None) -> None:
         path = self.notebook
-        stamp = _stamp(path)
+        stamp = stamp_of(path)
         saved = datetime.fromtimestamp(stamp[0] / 1e9).strftime("%H:%M:%S") if stamp else "never"
         count = len(self.session.code().splitlines())
         rows: list = [
@@ -533,9 +521,15 @@ class CodingRoundScreen(Screen[None]):
         self.dismiss()
 
     def action_full_screen(self) -> None:
-        """f5: the focused pane (the editor, or the notes) alone, or back to the split."""
+        """f5: the focused pane (the editor, or the notes) alone, then the verdicts alone, then
+        back to the split."""
+        verdicts = self.query_one("#verdicts", VerticalScroll)
+        if self.maximized is verdicts:
+            toggle_zoom(verdicts)
+            return
         if self.has_class("full-editor") or self.has_class("full-notes"):
             self.remove_class("full-editor", "full-notes")
+            toggle_zoom(verdicts)
             return
         notes = self.query_one("#notes", TextArea)
         if self.focused is notes or self.notebook is not None:
@@ -544,6 +538,15 @@ class CodingRoundScreen(Screen[None]):
         else:
             self.add_class("full-editor")
             self.query_one("#editor", TextArea).focus()
+
+    def action_go_to_line(self) -> None:
+        """ctrl+o: the editor at the next line of train.py that the verdicts name."""
+        line = self.places.take()
+        if line is not None and self.notebook is None:
+            self.remove_class("full-notes")
+            if self.maximized is not None:
+                self.minimize()
+            go_to_line(self.query_one("#editor", TextArea), line)
 
     def action_model_answer(self) -> None:
         from drill.tui.screens.model_answer import ModelAnswerScreen
@@ -612,7 +615,7 @@ class CodingRoundScreen(Screen[None]):
             return
         if notice is not None:
             self.notify(notice, severity="error")
-        self._load(self.session.code())
+        self._load(self.script.load())  # saved before: the editor had nothing unsaved
 
     def action_grade(self) -> None:
         if self.grading:
@@ -642,7 +645,6 @@ class CodingRoundScreen(Screen[None]):
             problem = self.session.sync_from_notebook()
             if problem:
                 rows.append(joined(("notebook not read:", "yellow"), f" {problem}"))
-        out_dir = self.session.folder / "grades" / str(len(list(self._grades_dir())) + 1)
         try:
             reused = self._unchanged(phases)
             if reused is not None:
@@ -654,6 +656,7 @@ class CodingRoundScreen(Screen[None]):
                 rows += verdict_lines(dict(result))
             else:
                 source = self.session.code()
+                out_dir = new_numbered_dir(self.session.folder / "grades")  # this grading's alone
                 result = grade(self.session.script, out_dir, phases=phases, cancel=self.cancel)
                 remember_source(out_dir, source)
                 rows += verdict_lines(dict(result))
@@ -695,19 +698,21 @@ class CodingRoundScreen(Screen[None]):
         if services is None:
             return [joined(not_fed, " the database did not load")]
         try:
-            rated = services.feed_back_coding(self.session)
+            changed: list[str] = []
+            rated = services.feed_back_coding(self.session, changed)
         except (MockError, OSError) as error:
             return [joined(not_fed, f" {error}")]
-        fed = [joined(("Fed back to review:", "bold"), " " + ", ".join(rated))]
+        if changed:  # home and the browser read them again (this runs in the grading worker)
+            self.app.call_from_thread(announce_rated, self.app, changed)
+        fed = [joined(("Fed back to review:", "bold")), *(joined(f"  {line}") for line in rated)]
         keys = "F8: the report per phase; F4: your code beside the model answer."
         return [*(fed if rated else []), joined(keys)]
 
-    def _grades_dir(self):
-        folder = self.session.folder / "grades"
-        return folder.iterdir() if folder.is_dir() else iter(())
-
     def _show_verdicts(self, text: Content) -> None:
         self.grading = False
+        self.places.show(text.plain, self.session.script.name)
+        name, zoom = self.session.script.name, "f5 twice: this pane alone (again: back)"
+        text = lines([text, "", joined((verdict_keys(self.places, name, zoom), "dim"))])
         self.query_one("#verdict-text", Static).update(text)
         pending, self._pending = self._pending, None
         if pending is not None:

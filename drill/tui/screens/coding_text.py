@@ -27,9 +27,16 @@ def reflow(text: str) -> str:
 
 
 def verdict_lines(result: dict) -> list[Content]:
-    """One line per check and likely cause."""
+    """A reason several checks share once (with the checks it affects), then one line per check
+    and likely cause."""
+    from trainer_lab.usercode.verdict import shared_reasons  # the app starts without it
+
+    reasons, checks = shared_reasons(result)
     rows = []
-    for c in result["checks"]:
+    for reason in reasons:
+        rows.append(joined((f"{reason.label}:", "yellow"), f" {reason.text}"))
+        rows.append(joined(f"  {reason.affects}"))
+    for c in checks:
         mark = ("PASS", "green") if c["passed"] else ("FAIL", "red")
         rows.append(joined(mark, f" {c['name']}: {c['detail']}"))
     for cause in result["observations"].get("likely_causes", []):

@@ -4,18 +4,42 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from drill.review.queue import damaged_notice
-from drill.tui.formatting import format_next_due
+from drill.times import next_day_start
+from drill.tui.formatting import format_next_due, next_due_text_change
 from drill.tui.plain import cells, shown
+from drill.tui.rated import CardsRated
+from drill.tui.screens.browser_columns import clip
 
 if TYPE_CHECKING:
+    from datetime import datetime, timedelta
+
+    from textual.timer import Timer
+
     from drill.review.due import FirstPaint
     from drill.tui.host import DrillHost
+
+COUNT_HEADERS = ("Due", "New", "Next due")
+PAST_THE_CHANGE_S = 0.05  # the timer fires this long after the text changes, never before it
+
+
+TABLE_CHROME = 2 + 2  # the title column's padding and the table's vertical scrollbar
+
+
+def title_room(width: int, rows: list[tuple[str, str, str]]) -> int:
+    """Cells the Deck column's titles may take in a table `width` wide, so that the Due, New
+    and Next due columns (`rows`, each padded by one cell a side) always fit."""
+    others = sum(
+        max([len(header), *(len(row[i]) for row in rows)]) + 2
+        for i, header in enumerate(COUNT_HEADERS)
+    )
+    return max(width - others - TABLE_CHROME, len("Deck"))
 
 
 class HomeScreen(Screen[None]):
@@ -37,6 +61,10 @@ class HomeScreen(Screen[None]):
         self._startup = startup  # the app's startup read; later refreshes read again
         self._resumed_before = False
         self.loaded = False  # False while a cold start is still loading decks
+        self._shown: FirstPaint | None = None  # what the table shows, for a resize
+        self._shown_width = 0
+        self._change_timer: Timer | None = None
+        self.next_change_in: timedelta | None = None  # until the counts or a "Next due" change
 
     @property
     def drill_app(self) -> DrillHost:
@@ -45,7 +73,7 @@ class HomeScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("drill · review", id="home-title")
         table: DataTable[str] = DataTable(id="decks", cursor_type="row", zebra_stripes=True)
-        table.add_columns("Deck", "Due", "New", "Next due")
+        table.add_columns("Deck", *COUNT_HEADERS)
         yield table
         yield Static("", id="home-totals")
         notice = Static("", id="home-notice")  # cards skipped as damaged; hidden when none
@@ -61,6 +89,35 @@ class HomeScreen(Screen[None]):
         if self._resumed_before:  # back from a review: counts changed
             self.refresh_counts()
         self._resumed_before = True
+
+    def on_cards_rated(self, message: CardsRated) -> None:
+        """A rating anywhere (a lab over the browser, an exercise): the counts moved."""
+        if self.loaded:
+            self.refresh_counts()
+
+    def on_next_change(self) -> None:
+        """The moment a count or a "Next due" reads otherwise: read again (covered by another
+        screen, it waits for the resume)."""
+        self._change_timer = None
+        if self.is_current:
+            self.refresh_counts()
+
+    def _arm_next_change(self, data: FirstPaint, now: datetime) -> None:
+        """One timer for the next moment the table changes by itself: a deck's next card falls
+        due, its "in 2m" becomes "in 1m", a new learner day starts. Re-armed after each read."""
+        if self._change_timer is not None:
+            self._change_timer.stop()
+            self._change_timer = None
+        changes = [next_due_text_change(s.next_due, now) for s in data.summaries]
+        changes.append(next_day_start(now, self.drill_app.backend.settings.day_start_hour) - now)
+        self.next_change_in = min(c for c in changes if c is not None)
+        seconds = max(self.next_change_in.total_seconds(), 0.0) + PAST_THE_CHANGE_S
+        self._change_timer = self.set_timer(seconds, self.on_next_change, name="next-due")
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The deck titles are cut to the width, so that "Next due" always shows."""
+        if self._shown is not None and event.size.width != self._shown_width:
+            self.show(self._shown)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "review_selected":
@@ -80,21 +137,18 @@ class HomeScreen(Screen[None]):
             return
         self.loaded = True
         row = table.cursor_row
-        table.clear()
+        table.clear(columns=True)  # columns too: an auto width only grows, the titles may shrink
+        table.add_columns("Deck", *COUNT_HEADERS)
         now = self.drill_app.options.now()
         self.deck_ids = []
-        for summary in data.summaries:
+        self._shown = data
+        rows = [(str(s.due), str(s.new), format_next_due(s.next_due, now)) for s in data.summaries]
+        self._shown_width = self.app.size.width  # the screen is as wide (its size lags a resize)
+        title_width = title_room(self._shown_width, rows)
+        for summary, counts in zip(data.summaries, rows, strict=True):
             self.deck_ids.append(summary.deck_id)
             self.drill_app.deck_titles[summary.deck_id] = summary.title
-            table.add_row(
-                *cells(
-                    summary.title,
-                    summary.due,
-                    summary.new,
-                    format_next_due(summary.next_due, now),
-                ),
-                key=summary.deck_id,
-            )
+            table.add_row(clip(summary.title, title_width), *cells(*counts), key=summary.deck_id)
         if self.deck_ids:
             table.move_cursor(row=min(row, len(self.deck_ids) - 1))
             totals.update(
@@ -104,6 +158,7 @@ class HomeScreen(Screen[None]):
         else:
             totals.update("No decks found. Add YAML decks with --decks DIR or DRILL_DECKS.")
         self._show_notice(damaged_notice(data.schedules))
+        self._arm_next_change(data, now)
         self.refresh_bindings()
 
     def _show_notice(self, notice: str | None) -> None:

@@ -7,7 +7,8 @@ the lab's summary, which often states the answer, shows only once the prediction
 and the params (their help can state it too) only after ctrl+t.
 During the run: a log fed in batches from a timer (the launcher's lines and what rank 0
 prints, as it prints it), progress from the lab's progress events, elapsed time; `escape`
-cancels (the runner kills the whole process group) and leaves once the run is recorded.
+cancels (the runner kills the whole process group) and stays on the partial log with the
+"cancelled" status; a second `escape` leaves (once the run is recorded).
 After it: observed vs predicted, which claims held, and a suggested rating (certainty-based
 marking, drill.labs.controller) that `enter` accepts and 1-4 override. The workflow is
 drill.labs.service.LabRunService; this screen renders it and forwards keys, and never waits on
@@ -47,6 +48,7 @@ from drill.labs.service import FormError, LabRunService, RunRequest
 from drill.review.ratings import RATING_NAMES
 from drill.text import printable
 from drill.tui.plain import joined, shown
+from drill.tui.rated import announce_rated
 
 if TYPE_CHECKING:
     from drill.decks.models import Card
@@ -160,6 +162,7 @@ class LabPanelScreen(Screen[int | None]):
         self.service = service
         self._timer: Timer | None = None
         self._leave_when_done = False
+        self._cancel_pressed = False
         self._past: list[RunRecord] = []
 
     @property
@@ -219,6 +222,8 @@ class LabPanelScreen(Screen[int | None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if not self.app.is_headless:  # tests drive fake runners: no torch process for them
+            self.service.prewarm()  # the launcher imports torch while the user reads
         self.query_one("#run-progress", ProgressBar).display = False
         self.query_one("#lab-log", RichLog).display = False
         self.query_one("#outcome", Static).display = False
@@ -333,7 +338,9 @@ class LabPanelScreen(Screen[int | None]):
             bar.update(total=progress.total, progress=progress.done)
         step_text = f" · step {progress.step}" if progress.step is not None else ""
         units = f" · {progress.done}/{progress.total}" if progress.total else ""
-        hint = " · escape: cancel" if progress.running else ""
+        hint = ""
+        if progress.running:
+            hint = " · escape: leave" if self._cancel_pressed else " · escape: cancel"
         self.query_one("#run-status", Static).update(
             shown(f"{progress.status}{units}{step_text} · {progress.elapsed_s:.1f} s{hint}")
         )
@@ -365,8 +372,12 @@ class LabPanelScreen(Screen[int | None]):
         self.refresh_bindings()
 
     def action_leave(self) -> None:
+        """The first escape during a run cancels it and stays, so the partial log can be
+        read beside the "cancelled" status; the next one leaves (once the run is recorded)."""
         if self.service.running:
-            self._leave_when_done = True
+            if self._cancel_pressed:
+                self._leave_when_done = True
+            self._cancel_pressed = True
             self.service.cancel()
             self._poll()
             return
@@ -385,8 +396,12 @@ class LabPanelScreen(Screen[int | None]):
             self.notify(str(saved.notice), severity="error", timeout=8)
             return
         card = self.service.card  # the card the lab rated, named: never "whatever is current"
+        if card is not None:
+            announce_rated(self.app, [card.id])  # home and the browser read it again
+        change = self.service.change  # what the rating did: rescheduled, logged, or not rated
         named = f": {card.id}" if card is not None else ""
-        self.notify(f"Rated {RATING_NAMES[rating]}{named}", timeout=3)
+        said = change.describe() if change is not None else f"{RATING_NAMES[rating]}{named}"
+        self.notify(f"Rated {said}" if change is None or change.changed else said, timeout=5)
         if self.service.leech_notice:  # rated outside review (the labs list): nobody else tells
             self.notify(self.service.leech_notice, severity="warning", timeout=8)
         self.dismiss(rating)

@@ -1,5 +1,6 @@
 """Results view of one lab run: the checks table, key observations, and plots where a curve
-says more than numbers (loss per step for each run, per-rank phase times, per-rank memory).
+says more than numbers (loss per step for each run, per-rank phase times, memory per setup),
+each the quantity the lab's claims compare, labelled so (drill.labs.plots).
 
 Series come from drill.labs.plots (run dir events); textual_plotext is imported only when this
 screen composes a plot, never on the TUI's first-paint path.
@@ -93,13 +94,12 @@ def plot_widgets(data: PlotData, ladder: list[tuple[str, float]] | None = None) 
         plots.append(phases)
     if data.memory:
         memory = PlotextPlot(id="plot-memory", classes="lab-plot")
-        ranks = sorted(data.memory)
         memory.plt.bar(
-            [f"rank {r}" for r in ranks],
-            [data.memory[r] / 2**20 for r in ranks],
+            [printable(label) for label in data.memory],
+            list(data.memory.values()),
             color=series_styles(["memory"])[0].color,
         )
-        memory.plt.title("peak reported memory per rank (MiB)")
+        memory.plt.title(data.memory_title)
         plots.append(memory)
     if ladder:
         bars = PlotextPlot(id="plot-ladder", classes="lab-plot")
@@ -138,7 +138,8 @@ class LabResultsScreen(Screen[None]):
             yield Static(
                 observations_table(self.result), id="results-observations", classes="results-block"
             )
-            data = plot_data(self.run_dir) if self.run_dir is not None else PlotData()
+            run_dir, lab = self.run_dir, str(self.result.get("lab", ""))
+            data = plot_data(run_dir, lab) if run_dir is not None else PlotData()
             yield from plot_widgets(data, ladder_mfu(self.result["observations"]))
             if self.run_dir is not None:
                 run_dir = shown(f"run dir: {self.run_dir}")

@@ -16,10 +16,12 @@ from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Markdown, Static
 
 from drill import actions
+from drill.mock.feedback import noting_changed
 from drill.mock.report import RoundReport, clock
 from drill.mock.round import MockRun, RateCard
 from drill.text import printable
 from drill.tui.plain import shown
+from drill.tui.rated import announce_rated
 
 
 class BulletBox(Checkbox):
@@ -91,7 +93,10 @@ class GradingScreen(Screen[None]):
         return marks
 
     def action_save_grades(self) -> None:
-        graded = actions.write(lambda: self.run.grade(self.checked(), rate=self.rate))
+        changed: list[str] = []
+        rate = None if self.rate is None else noting_changed(self.rate, changed)
+        graded = actions.write(lambda: self.run.grade(self.checked(), rate=rate))
+        announce_rated(self.app, changed)  # home and the browser read them again
         if graded.value is None:  # the grades stay on screen for another try
             self.notify(str(graded.notice), severity="error", timeout=8)
             return

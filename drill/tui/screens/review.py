@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from rich.markdown import Markdown
@@ -30,11 +31,13 @@ from drill.review.ratings import RATING_NAMES
 from drill.text import printable
 from drill.tui.formatting import back_markdown, rating_label
 from drill.tui.plain import shown
+from drill.tui.rated import announce_rated
 
 if TYPE_CHECKING:
     from datetime import timedelta
 
     from drill.review.due import FirstPaint
+    from drill.review.outside import CardChange
     from drill.review.session import ReviewSession
     from drill.services import Services
     from drill.tui.host import DrillHost
@@ -235,6 +238,10 @@ class ReviewScreen(Screen[None]):
     def _painted(self, card_id: str) -> None:
         self.drill_app.card_painted(card_id)
         self._sync_footer()
+        if self._has_lab() and not self.app.is_headless:  # Pilot tests never start torch
+            from drill.labs.warmup import prewarm
+
+            prewarm()  # the warm launcher imports torch while the user reads: `l` is instant
 
     def _sync_footer(self) -> None:
         """Refresh the footer only when a key's availability changed: Textual's Footer
@@ -344,7 +351,9 @@ class ReviewScreen(Screen[None]):
         if session is None:
             return
         duration_ms = int((time.monotonic() - self.shown_at) * 1000)
+        rated_id = self.card.id
         if self._saved(lambda: session.rate(rating, duration_ms)).ok:  # after the commit
+            announce_rated(self.app, [rated_id])  # home and the browser read it again
             self._leech_notice()
             await self._show_from_session()
 
@@ -435,14 +444,19 @@ class ReviewScreen(Screen[None]):
         shown_at, shown_id = self.shown_at, self.card.id
         rated: list[str] = []
 
-        def rate(card_id: str, deck_id: str, rating: int) -> None:
+        def rate(card_id: str, deck_id: str, rating: int) -> CardChange:
             # Called from the check's worker thread; the session is touched on the UI thread.
             # Each named card is rated itself (never "whatever is current by now"); an error
             # propagates, so the exercise screen lists only the ratings written.
             duration_ms = max(0, int((time.monotonic() - shown_at) * 1000))
             spent = duration_ms if card_id == shown_id else 0
-            self.app.call_from_thread(session.rate_card, card_id, deck_id, rating, spent)
-            rated.append(card_id)
+            change = self.app.call_from_thread(
+                partial(session.rate_card, from_outside=card_id != shown_id),
+                card_id, deck_id, rating, spent,
+            )  # fmt: skip
+            if change.changed:
+                rated.append(card_id)
+            return change
 
         def returned(rating: int | None) -> None:
             if rating is not None and shown_id in rated:

@@ -210,12 +210,14 @@ async def _fit_job(slot: ServicesSlot | None) -> Callable[[], FitJob] | None:
 
 async def _loader(slot: ServicesSlot | None) -> Callable[[], Stats] | None:
     """A loader over the services' decks, database and settings (once they have loaded)."""
-    from drill.review.stats import stats_for
+    from drill.mock.past import stats_with_rounds
 
     services = await slot.wait() if slot is not None else None
     if services is None:
         return None
-    return lambda: stats_for(services.decks, services.db.path, services.settings, services.now())
+    return lambda: stats_with_rounds(
+        services.decks, services.db.path, services.settings, services.now()
+    )
 
 
 def open_stats_screen(app: DrillHost, on_painted: Callable[[Stats], None] | None = None) -> None:

@@ -113,16 +113,18 @@ def calibration_table(stats: Stats) -> Group:
 
 
 def mock_table(stats: Stats) -> Table:
+    """Talk rounds (score and band) and coding and notebook rounds (checks that held), the
+    latest ten by start, oldest first."""
     table = Table(title="Mock rounds", title_justify="left", show_edge=False)
     table.add_column("date")
     table.add_column("round")
-    table.add_column("score", justify="right")
-    table.add_column("band")
-    for m in stats.mock_results[-10:]:
-        date = m.started_at.astimezone().strftime("%Y-%m-%d")
-        table.add_row(*cells(date, m.round, f"{m.score:.0%}", m.band))
-    if not stats.mock_results:
-        table.add_row("no rounds yet", "", "", "")
+    table.add_column("result")
+    rows = [(m.started_at, m.round, f"{m.score:.0%} {m.band}") for m in stats.mock_results]
+    rows += [(r.started_at, f"{r.kind} #{r.id}", r.result()) for r in stats.coding_rounds]
+    for started, name, result in sorted(rows, key=lambda row: row[0])[-10:]:
+        table.add_row(*cells(started.astimezone().strftime("%Y-%m-%d"), name, result))
+    if not rows:
+        table.add_row("no rounds yet", "", "")
     return table
 
 

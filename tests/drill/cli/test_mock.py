@@ -21,6 +21,9 @@ def clock() -> FakeClock:
 
 
 def graded_round(home, clock) -> int:
+    from drill.decks.loader import load_decks
+    from drill.mock.feedback import review_rater
+
     store = open_store(home / "drill.sqlite3")
     try:
         run = MockRun.start_new(store, tiny_round(), CARDS, rng=random.Random(0), now=clock)
@@ -29,7 +32,7 @@ def graded_round(home, clock) -> int:
         run.set_answer(run.prompts[1].id, "no idea")  # answered, so its card is rated
         clock.advance(1000)
         run.tick()
-        run.grade({})
+        run.grade({}, rate=review_rater(store.db, load_decks([])))
         return run.round_id
     finally:
         store.db.close()
@@ -44,7 +47,7 @@ def test_report_history_and_markdown_export(drill_home, clock, capsys):
     assert main(["mock", "report", str(round_id)]) == 0
     out = capsys.readouterr().out
     assert "Overall: developing (60%)" in out
-    assert "Fed back to review: push-" in out
+    assert "Fed back to review:\n  push-" in out and ": new, not rated\n" in out
 
     assert main(["mock", "report", str(round_id), "--md"]) == 0
     md = capsys.readouterr().out

@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 
 from drill.cli.main import build_parser, main
-from drill.mock.coding.session import CodingSession, default_rounds_dir
-from trainer_lab.grading import LAB
-from trainer_lab.result import new_result, write_result
+from tests.support.mock_rounds import coding_rounds
 
 
 def exit_code(argv: list[str]) -> int:
@@ -17,25 +15,6 @@ def exit_code(argv: list[str]) -> int:
         return main(argv)
     except SystemExit as exited:
         return int(exited.code or 0)
-
-
-def write_grade(session: CodingSession, number: int, checks: list[tuple[str, bool]]) -> None:
-    folder = session.folder / "grades" / str(number)
-    result = new_result(LAB, {}, 1, folder)
-    result["status"] = "ok" if all(p for _, p in checks) else "failed"
-    result["checks"] = [{"name": n, "passed": p, "detail": "seen"} for n, p in checks]
-    write_result(folder, result)
-
-
-def coding_rounds() -> tuple[CodingSession, CodingSession]:
-    done = CodingSession.create(default_rounds_dir())
-    write_grade(done, 1, [("skeleton.exits", False), ("skeleton.loss_falls", True)])
-    write_grade(done, 2, [("skeleton.exits", True), ("distributed.exactly_once", False)])
-    done.clock.start()
-    done.clock.finish()
-    done.save()
-    notebook = CodingSession.create(default_rounds_dir(), notebook=True)
-    return done, notebook
 
 
 def test_history_lists_coding_and_notebook_rounds(drill_home, capsys):
@@ -112,6 +91,18 @@ def test_check_details_wrap_between_words(capsys):
     out = capsys.readouterr().out
     assert long_path in out.split()  # whole, on a line of its own
     assert " ".join(out.replace("FAIL", "").replace("restart.resumes", "").split()) == detail
+
+
+def test_a_shared_reason_is_printed_once_before_the_checks(capsys):
+    from drill.cli.mock import _print_verdicts
+    from tests.support.coding import hung_grading
+
+    _print_verdicts(hung_grading())
+    out = capsys.readouterr().out
+    assert out.count("no rank made progress") == 1
+    assert out.startswith("reason 1: run w2: hang: no rank made progress")
+    assert "  affects 3 checks: distributed.exactly_once, distributed.new_order," in out
+    assert "FAIL  distributed.new_order     W=2: reason 1\n" in out
 
 
 def test_the_readme_lists_every_mock_command():

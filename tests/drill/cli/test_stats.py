@@ -69,3 +69,20 @@ def test_text_says_one_review_and_one_day_in_the_singular(
     assert "over 1 mature review\n" in out and "of 1 mature review\n" in out
     assert "weakest decks: infra (1 lapse)" in out
     assert "1 reviews" not in out and "1 lapses" not in out
+
+
+def test_json_lists_talk_rounds_and_coding_rounds_side_by_side(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.support.mock_rounds import coding_rounds
+
+    coding_rounds()
+    log = LogBuilder(database_path())
+    log.mock(datetime.now(UTC) - timedelta(days=2), "quick", 0.9, "strong")
+    log.write()
+    assert run(["stats", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(m["round"], m["score"]) for m in data["mock_results"]] == [("quick", 0.9)]
+    assert [(r["id"], r["kind"], r["finished"], r["checks_held"], r["checks"])
+            for r in data["coding_rounds"]] == [
+        (2, "notebook", False, None, None), (1, "coding", True, 2, 3)]  # fmt: skip

@@ -21,7 +21,11 @@ from drill.review.due import first_paint
 
 # The deck models' JSON schema for each DECK_SCHEMA_VERSION. Changed drill/decks/models.py?
 # Bump DECK_SCHEMA_VERSION in drill/decks/cache.py and record the new hash here.
-SCHEMA_HASHES = {2: "406c8cc6e63ff63f", 3: "7c824eaaa07dbcac"}  # 3: lab `where:`, card `exercise:`
+SCHEMA_HASHES = {
+    2: "406c8cc6e63ff63f",
+    3: "7c824eaaa07dbcac",  # lab `where:`, card `exercise:`
+    4: "7c824eaaa07dbcac",  # same models; a bad card no longer leaves its whole file out
+}
 
 
 def _schema_hash() -> str:

@@ -44,9 +44,13 @@ def _parse(work: Path, content: bytes | str) -> FileEntry:
     else:
         path.write_bytes(content)
     entry = parse_file(path)
-    assert (entry.deck is None) == bool(entry.problems)
+    assert entry.deck is not None or entry.problems  # a deck (maybe less bad cards) or why not
     assert all(p.path == path and p.line >= 1 and "\n" not in str(p) for p in entry.problems)
     assert check_paths([path]) == entry.problems or entry.deck is not None
+    if entry.deck is not None:  # what loaded is whole: unique ids, each with a line and hash
+        ids = [card["id"] for card in entry.deck["cards"]]
+        assert len(set(ids)) == len(ids)
+        assert set(entry.card_lines) == set(entry.hashes) == set(ids)
     return entry
 
 

@@ -88,7 +88,14 @@ def test_card_without_id_is_named_by_position(write_deck: WriteDeck) -> None:
 
 def test_duplicate_yaml_key(write_deck: WriteDeck) -> None:
     path = write_deck("k.yaml", HEAD + GOOD_CARD + "    front: again\n")
-    assert problems_of(path) == [f"{path}:8: duplicate key 'front'"]
+    assert problems_of(path) == [f"{path}:8: card ok: duplicate key 'front'"]
+
+
+def test_duplicate_top_level_key_rejects_the_file(write_deck: WriteDeck) -> None:
+    path = write_deck("top-dup.yaml", HEAD + GOOD_CARD + "title: again\n")
+    assert problems_of(path) == [f"{path}:8: duplicate key 'title'"]
+    decks = load_decks([path.parent], include_bundled=False, use_cache=False)
+    assert decks.decks == [] and decks.invalid_paths == [path]
 
 
 def test_clean_deck_has_no_problems(deck_dir: Path) -> None:
@@ -102,8 +109,8 @@ def test_bundled_decks_are_valid() -> None:
 
 
 def test_app_skips_invalid_deck_and_names_it(deck_dir: Path) -> None:
-    bad = deck_dir / "zz-bad.yaml"
-    bad.write_text(HEAD + "  - id: x\n    level: easy\n    front: Q\n")
+    bad = deck_dir / "zz-bad.yaml"  # no title: the deck itself is bad, not just a card
+    bad.write_text("deck: d\ncards:\n" + GOOD_CARD.replace("id: ok", "id: x"))
     decks = load_decks([deck_dir], include_bundled=False)
     assert [d.deck.deck for d in decks.decks] == ["basics"]
     assert decks.invalid_paths == [bad]
@@ -168,3 +175,18 @@ def test_decks_rebuilt_from_cache_equal_freshly_validated_ones(deck_dir: Path) -
     assert type(card.lab).__name__ == "LabLink" and card.lab.params["steps"] == 3
     assert type(card.predict.choices[1]).__name__ == "PredictChoice"
     assert card.content_hash() == fresh.card("linked").content_hash()  # type: ignore[union-attr]
+
+
+def test_a_quote_left_open_is_reported_where_it_starts(write_deck: WriteDeck) -> None:
+    cards = "".join(GOOD_CARD.replace("id: ok", f"id: c{n}") for n in range(3))  # lines 4-15
+    late = '  - id: late\n    level: easy\n    back: "never closed\n    front: "Q"\n'
+    path = write_deck("quote.yaml", HEAD + cards + late)  # the quote opens on line 18
+    (problem,) = problems_of(path)
+    assert problem.startswith(f"{path}:18: YAML syntax error: the quoted text that starts here")
+    assert "runs on to line 19" in problem
+
+
+def test_a_quote_never_closed_is_reported_where_it_starts(write_deck: WriteDeck) -> None:
+    path = write_deck("eof.yaml", HEAD + GOOD_CARD + '    more: "open\n' + "\n" * 5)
+    (problem,) = problems_of(path)
+    assert problem.startswith(f"{path}:8: YAML syntax error: found unexpected end of stream")

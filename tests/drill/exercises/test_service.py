@@ -3,6 +3,7 @@ attempts, and the linked card's rating on the first solve (Good / Hard / Again).
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,10 @@ from drill.exercises.service import (
     ExerciseService,
     rating_for,
 )
+from drill.times import utc_now
 from storage.db import open_database
 from tests.support.decks import write_deck
+from tests.support.review_logs import LogBuilder
 from trainer_lab.exercises.catalogue import get_exercise
 
 DECK = """deck: ex
@@ -29,6 +32,16 @@ cards:
     level: easy
     front: How does DDP average gradients?
     back: all-reduce, then divide.
+    exercise: ddp-by-hand
+  - id: never-seen-card
+    level: easy
+    front: Why divide by the world size?
+    back: all-reduce sums.
+    exercise: ddp-by-hand
+  - id: ahead-card
+    level: easy
+    front: What does all-reduce leave on every rank?
+    back: the same sum.
     exercise: ddp-by-hand
 """
 
@@ -42,6 +55,10 @@ def _result(status: str, tmp_path: Path) -> dict[str, Any]:
 @pytest.fixture
 def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ExerciseService:
     decks = load_decks([write_deck(tmp_path / "decks", DECK)], include_bundled=False)
+    seeded = LogBuilder(tmp_path / "db.sqlite3")  # relative to the real clock, days apart
+    seeded.card("allreduce-card", "ex", due=utc_now() - timedelta(days=2), interval_days=10)
+    seeded.card("ahead-card", "ex", due=utc_now() + timedelta(days=20), interval_days=30)
+    seeded.write()
     svc = ExerciseService(open_database(tmp_path / "db.sqlite3"), tmp_path / "ex", decks)
     outcomes: list[str] = []
 
@@ -96,12 +113,30 @@ def test_a_first_try_solve_rates_the_linked_card_good_once(service: ExerciseServ
     service.start("ddp-by-hand")
     service.outcomes += ["ok", "ok"]  # type: ignore[attr-defined]
     outcome = service.check("ddp-by-hand")
-    assert outcome.solved and outcome.rating == GOOD and outcome.rated_cards == ["allreduce-card"]
+    assert outcome.solved and outcome.rating == GOOD
+    assert outcome.rated_cards == ["allreduce-card", "ahead-card"]
     assert [r.rating for r in service.db.review.reviews("allreduce-card")] == [GOOD]
     again = service.check("ddp-by-hand")  # solved already: no second rating
     assert again.rating is None and len(service.db.review.reviews("allreduce-card")) == 1
     assert service.info("ddp-by-hand").status == "solved"
     assert [a.status for a in service.store.attempts("ddp-by-hand")] == ["ok", "ok"]
+
+
+def test_a_solve_rates_only_due_cards_logs_cards_not_due_and_never_a_new_card(
+    service: ExerciseService,
+) -> None:
+    # issue 34: solving an exercise rated never-seen cards past the day's new-card limit
+    ahead_before = service.db.review.card_state("ahead-card")
+    service.start("ddp-by-hand")
+    service.outcomes += ["ok"]  # type: ignore[attr-defined]
+    outcome = service.check("ddp-by-hand")
+    lines = [change.describe() for change in outcome.changes]
+    assert lines[0].startswith("allreduce-card: Good, due in ") and lines[0].endswith(" d")
+    assert lines[1:] == ["never-seen-card: new, not rated", "ahead-card: not due, logged only"]
+    assert service.db.review.card_state("never-seen-card") is None
+    assert service.db.review.reviews("never-seen-card") == []
+    assert service.db.review.card_state("ahead-card")["due"] == ahead_before["due"]
+    assert [r.rating for r in service.db.review.reviews("ahead-card")] == [GOOD]
 
 
 def test_the_rating_follows_hints_failures_and_the_solution() -> None:

@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import sqlite3
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,11 @@ from drill.decks.models import Card
 from drill.labs.history import LabHistory
 from drill.labs.service import NO_DATABASE, FormError, LabRunService, UnknownLab
 from drill.paths import database_path
+from drill.review.scheduler import rate_card
 from drill.review.session import ReviewSession
 from tests.support.db_damage import corrupt_middle
 from tests.support.lab_fakes import CARD_YAML, NOW, FakeRunner
+from tests.support.lab_screens import seen_long_ago
 
 
 def service(card: Card | None, db: Any, runner: FakeRunner, tmp_path: Path, **kw: Any):
@@ -30,6 +33,14 @@ def service(card: Card | None, db: Any, runner: FakeRunner, tmp_path: Path, **kw
         card, "d", db=db, runner=runner, runs_root=tmp_path / "runs",
         clock=lambda: float(next(ticks)), now=lambda: NOW, **kw,
     )  # fmt: skip
+
+
+def seen_and_due(db: Any, card: Card) -> None:
+    seen_long_ago(db, card, "d", NOW)
+
+
+def rated_now(db: Any) -> list[tuple[str, int]]:
+    return [(r.card_id, r.rating) for r in db.review.reviews()][1:]  # after seen_and_due's
 
 
 def finish(svc: LabRunService, runner: FakeRunner) -> None:
@@ -77,6 +88,7 @@ def test_unknown_lab_is_a_drill_error(card: Card, tmp_path: Path) -> None:
 def test_run_records_scores_and_rates_through_the_scheduler(
     card: Card, db: Any, tmp_path: Path
 ) -> None:
+    seen_and_due(db, card)
     runner = FakeRunner()
     svc = service(card, db, runner, tmp_path)
     assert svc.poll() is None and svc.past_runs().value == []
@@ -96,7 +108,8 @@ def test_run_records_scores_and_rates_through_the_scheduler(
     assert svc.can_rate and svc.finish_notice is None
     saved = svc.rate(4)
     assert saved.ok and saved.value == 4 and svc.rated == 4 and not svc.can_rate
-    assert [(r.card_id, r.rating) for r in db.review.reviews()] == [(card.id, 4)]
+    assert rated_now(db) == [(card.id, 4)]
+    assert svc.change is not None and svc.change.describe().startswith(f"{card.id}: Easy, due in")
     [record] = LabHistory(db).runs(card_id=card.id)
     assert (record.status, record.rating, record.predicted) == ("ok", 4, "bit-identical")
     assert svc.past_runs().value == []  # this run is left out of its own past runs
@@ -124,8 +137,8 @@ def test_rating_goes_through_the_session_that_shows_the_card(
 def test_the_lab_rates_its_own_card_when_the_session_shows_another(
     card: Card, db: Any, tmp_path: Path
 ) -> None:
-    """The lab's card queued behind the card on screen: rated once, itself, through the
-    session (which then does not offer it again); the card on screen is not rated."""
+    """The lab's card queued behind the card on screen: never the card on screen rated; the
+    lab's card, new, is not rated from outside review (issue 34) and stays in the session."""
     decks_dir = tmp_path / "decks"
     decks_dir.mkdir()
     first = {"id": "aa-first", "level": "easy", "front": "First?", "back": "Yes."}
@@ -138,8 +151,9 @@ def test_the_lab_rates_its_own_card_when_the_session_shows_another(
     svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
     finish(svc, runner)
     assert svc.rate(4).ok
-    assert [(r.card_id, r.rating) for r in db.review.reviews()] == [(card.id, 4)]
-    assert session.current.card.id == "aa-first" and session.remaining == 1
+    assert db.review.reviews() == []
+    assert svc.change is not None and svc.change.describe() == f"{card.id}: new, not rated"
+    assert session.current.card.id == "aa-first" and session.remaining == 2
 
 
 def test_without_a_database_the_rating_is_refused(card: Card, tmp_path: Path) -> None:
@@ -168,6 +182,7 @@ def hold_write_lock(path: Path) -> sqlite3.Connection:
 def test_locked_database_gives_notices_and_the_run_still_works(
     card: Card, locked_db: Any, tmp_path: Path
 ) -> None:
+    seen_and_due(locked_db, card)
     runner = FakeRunner()
     svc = service(card, locked_db, runner, tmp_path)
     other = hold_write_lock(locked_db.path)
@@ -185,7 +200,7 @@ def test_locked_database_gives_notices_and_the_run_still_works(
         other.execute("ROLLBACK")
         other.close()
     assert svc.rate(4).ok  # the lock is gone: the retry is saved
-    assert [(r.card_id, r.rating) for r in locked_db.review.reviews()] == [(card.id, 4)]
+    assert rated_now(locked_db) == [(card.id, 4)]
 
 
 def test_recording_the_end_fails_as_a_notice(card: Card, locked_db: Any, tmp_path: Path) -> None:
@@ -231,6 +246,8 @@ def test_a_rating_logs_the_time_from_the_cards_display(
     deck = {"deck": "d", "title": "D", "cards": [yaml.safe_load(CARD_YAML)]}
     (decks_dir / "d.yaml").write_text(yaml.safe_dump(deck))
     session = ReviewSession(load_decks([decks_dir], include_bundled=False), db, now=lambda: NOW)
+    if not through_session:  # from the labs list: only a card seen before is rated
+        seen_and_due(db, card)
     reading = [130.0]
     runner = FakeRunner()
     svc = LabRunService(
@@ -242,7 +259,7 @@ def test_a_rating_logs_the_time_from_the_cards_display(
     finish(svc, runner)
     reading[0] = 212.5  # the rating comes 112.5 s after the card was shown
     assert svc.rate(3).ok
-    assert [(r.card_id, r.duration_ms) for r in db.review.reviews()] == [(card.id, 112_500)]
+    assert [(r.card_id, r.duration_ms) for r in db.review.reviews()][-1] == (card.id, 112_500)
 
 
 def test_a_rating_outside_review_that_makes_a_leech_says_so(
@@ -274,3 +291,26 @@ def test_a_rating_that_makes_no_leech_names_none(card: Card, db: Any, tmp_path: 
     svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
     finish(svc, runner)
     assert svc.rate(1).ok and svc.leech_notice is None
+
+
+@pytest.mark.parametrize(
+    ("days_since", "expected"),
+    [(None, "new, not rated"), (0, "not due, logged only"), (60, "Again, due in 10 min")],
+)
+def test_a_rating_from_the_labs_list_follows_the_rule_for_ratings_outside_review(
+    card: Card, db: Any, tmp_path: Path, days_since: int | None, expected: str
+) -> None:
+    """issue 34: a new card is not rated, a card not due is logged only, a due one rated."""
+    if days_since is not None:  # Easy: due days after that review
+        rate_card(db, card.id, "d", 4, content_hash=card.content_hash(),
+                  now=NOW - timedelta(days=days_since))  # fmt: skip
+    before = db.review.card_state(card.id)
+    runner = FakeRunner()
+    svc = service(card, db, runner, tmp_path)
+    svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
+    finish(svc, runner)
+    assert svc.rate(1).ok
+    assert svc.change is not None and svc.change.describe() == f"{card.id}: {expected}"
+    after = db.review.card_state(card.id)
+    if days_since != 60:
+        assert after == before  # new: nothing written; not due: the schedule kept

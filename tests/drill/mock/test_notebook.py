@@ -299,6 +299,7 @@ def test_notebook_starts_a_notebook_round_with_a_clock(home, capsys):
 
 def test_notebook_to_a_path_and_its_one_line_errors(tmp_path, capsys):
     out_path = tmp_path / "here" / "interview.ipynb"
+    out_path.parent.mkdir()
     code_, out, _ = run(["mock", "notebook", str(out_path)], capsys)
     assert code_ == 0 and out_path.is_file()
     assert f"Grade it: drill mock grade {out_path}" in out
@@ -306,6 +307,7 @@ def test_notebook_to_a_path_and_its_one_line_errors(tmp_path, capsys):
         (["mock", "notebook", str(out_path)], "exists; drill does not replace a notebook"),
         (["mock", "notebook", str(tmp_path / "x.txt")], "a notebook's name ends in .ipynb"),
         (["mock", "notebook", "a.ipynb", "b.ipynb"], "unrecognized arguments: b.ipynb"),
+        (["mock", "notebook", str(tmp_path / "gone" / "a.ipynb")], "no directory"),
     ]:
         code_, _, err = run(argv, capsys)
         assert code_ == 2, argv
@@ -394,13 +396,49 @@ def test_the_notes_cell_is_the_rounds_notes_once_written(tmp_path):
     assert "Monitoring and restart" not in notes  # the template's headings give no credit
     assert "from the app" not in notes
 
-    # the follow-ups are written into notes.md; answers under the cell's own ## Q headings count
-    session.save(notes=question_block([{"question": "Why step 0?", "source_check": "failed"}]))
-    assert "## Q1 (failed)" in session.notes()  # the cell has none: notes.md's block is added
-    _write_notes_cell(path, "## Notes (talk track)\n\nTwo ranks.\n\n## Q1\nI resume from ckpt.\n")
+    # the follow-ups come as the notebook's last cell; the answers written there count
     from drill.mock.coding.pushback import answers
+    from drill.mock.notebook import append_follow_ups
 
+    session.save(notes=question_block([{"question": "In notes.md?", "source_check": "x"}]))
+    block = question_block([{"question": "Why step 0?", "source_check": "failed"}])
+    assert append_follow_ups(path, block) is True
+    assert append_follow_ups(path, block) is False  # once
+    notebook = nbformat.read(path, as_version=4)
+    (asked,) = [c for c in notebook.cells if c.get("id") == "follow-ups"]
+    assert notebook.cells[-1] is asked and asked.cell_type == "markdown"
+    assert "## Q1 (failed)\n> Why step 0?" in asked.source
+    notes = session.notes()
+    assert "Why step 0?" in notes and "In notes.md?" not in notes  # the notebook alone
+    assert "in this cell" not in notes  # the cell's own instruction is no answer
+    asked.source += "I resume from ckpt.\n"
+    nbformat.write(notebook, path)
     assert answers(session.notes(), 1) == ["I resume from ckpt."]
+
+
+def test_a_save_between_reading_and_writing_the_notebook_is_kept(tmp_path, monkeypatch):
+    import drill.mock.notebook as module
+    from drill.mock.coding.pushback import question_block
+
+    session = CodingSession.create(tmp_path / "rounds", notebook=True)
+    path = session.notebook_path
+    real_read, reads = module.read_notebook, []
+
+    def read_then_user_saves(where):
+        notebook = real_read(where)
+        reads.append(1)
+        if len(reads) == 1:  # Jupyter saves right after drill read the notebook
+            _write_notes_cell(path, "## Notes (talk track)\n\nsaved in Jupyter just now\n")
+        return notebook
+
+    monkeypatch.setattr(module, "read_notebook", read_then_user_saves)
+    block = question_block([{"question": "Why step 0?", "source_check": "failed"}])
+    assert module.append_follow_ups(path, block) is True
+    assert len(reads) == 2  # the change was seen: read again, appended to the newer save
+    cells = nbformat.read(path, as_version=4).cells
+    assert "saved in Jupyter just now" in next(c for c in cells if c.id == "notes").source
+    assert cells[-1].id == "follow-ups" and "Why step 0?" in cells[-1].source
+    assert not [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_a_broken_notebook_leaves_the_notes_in_notes_md(tmp_path):
@@ -419,3 +457,16 @@ def test_the_notes_cell_is_found_by_its_heading_when_its_id_changed(tmp_path):
         new_markdown_cell("## Notes (talk track)\n\nsampler state and RNG per rank"),
     )
     assert notes_cell_text(path) == "sampler state and RNG per rank\n"
+
+
+def test_a_scaled_notebook_round_labels_its_phases_with_the_scaled_minutes(tmp_path):
+    """issue 34: `drill mock notebook --minutes 3` showed the 55-minute round's phase lengths."""
+    session = CodingSession.create(tmp_path / "rounds", minutes=11, notebook=True)  # a fifth
+    notebook = nbformat.read(session.notebook_path, as_version=4)
+    by_id = {c.id: c for c in notebook.cells}
+    heads = [by_id[f"phase-{p.id}"].source.splitlines()[0] for p in CODING_PHASES]
+    assert heads == [f"## {n}. {p.title} ({p.minutes // 5:g} min)"
+                     for n, p in enumerate(CODING_PHASES, 1)]  # fmt: skip
+    three = CodingSession.create(tmp_path / "rounds", minutes=3, notebook=True)
+    first = nbformat.read(three.notebook_path, as_version=4).cells[2].source.splitlines()[0]
+    assert first == f"## 1. {CODING_PHASES[0].title} (0:16)"  # 5 of 55 minutes of 3: 16 s

@@ -7,8 +7,9 @@ import pytest
 
 from drill.mock.clock import PhaseAdvanced, RoundFinished, Status
 from drill.mock.errors import MockError
+from drill.mock.feedback import review_rater
 from drill.mock.round import MockRun
-from tests.support.mock_rounds import CARDS, open_store, tiny_round
+from tests.support.mock_rounds import CARDS, open_store, recording_rater, tiny_round
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ def test_a_full_round_is_graded_reported_and_weak_cards_fed_back(store, clock):
 
     rated = []
     # the user corrects one bullet of the card prompt: they did cover it
-    report = run.grade({card_prompt.id: [True, False]}, rate=lambda *args: rated.append(args))
+    report = run.grade({card_prompt.id: [True, False]}, rate=recording_rater(rated))
     assert rated == [(card_prompt.card_id, "test-deck", 2)]  # half covered -> Hard
     assert report.phases[0].score == pytest.approx(2 / 3)
     assert report.phases[0].band == "solid"
@@ -110,7 +111,7 @@ def test_a_full_round_is_graded_reported_and_weak_cards_fed_back(store, clock):
     assert md.startswith(f"# Mock round {run.round_id}: Tiny round")
     assert "| Phase one | solid | 67% | 0:30 | 1:00 |" in md
     assert "- [ ] RNG state _(auto: missed)_" in md
-    assert "Fed back to review: rated **Hard**." in md
+    assert f"Fed back to review: {card_prompt.card_id}: new, not rated." in md
 
 
 def test_grading_before_the_end_is_refused(store, clock):
@@ -137,21 +138,58 @@ def test_report_of_unknown_or_ungraded_round(store, clock):
 
 
 def test_weak_cards_are_rated_into_the_review_schedule(store, clock):
+    from datetime import timedelta
+
     from drill.decks.loader import load_decks
     from drill.mock.feedback import mastery, review_rater
+    from drill.review.scheduler import rate_card
+    from drill.times import utc_now
 
     run = play(store, clock)
     card_prompt = run.prompts[1]
+    # reviewed long ago, so due: a mock round rates only a card reviewed before (issue 34)
+    rate_card(store.db, card_prompt.card_id, "test-deck", 3, content_hash=None,
+              now=utc_now() - timedelta(days=60))  # fmt: skip
     run.set_answer(card_prompt.id, "no idea")
     clock.advance(1000)
     run.tick()
-    rate = review_rater(store.db, load_decks([]), introduce=True)  # a text round's rater
+    rate = review_rater(store.db, load_decks([]))  # a text round's rater
     run.grade({card_prompt.id: [False, False]}, rate=rate)
-    (log,) = store.db.review.reviews(card_prompt.card_id)
+    (_seed, log) = store.db.review.reviews(card_prompt.card_id)
     assert log.rating == 1  # nothing covered -> Again
     assert log.deck_id == "test-deck"
     assert store.db.review.card_state(card_prompt.card_id)["stability"] > 0
     assert set(mastery(store.db)) == {card_prompt.card_id}
+
+
+def test_the_report_says_what_each_rating_did_to_its_card(store, clock):
+    """Issue 34: the report shows the rating's outcome (a new card stays new, a due card is
+    rescheduled), not the rating it asked for, and the stored report says the same."""
+    from datetime import timedelta
+
+    from drill.decks.loader import load_decks
+    from drill.review.scheduler import rate_card
+    from drill.times import utc_now
+
+    rate = review_rater(store.db, load_decks([]))
+    outcomes = []
+    for seen_before in (False, True):
+        run = play(store, clock)
+        card_prompt = run.prompts[1]
+        if seen_before:  # reviewed long ago, so due now
+            rate_card(store.db, card_prompt.card_id, "test-deck", 3, content_hash=None,
+                      now=utc_now() - timedelta(days=60))  # fmt: skip
+        run.set_answer(card_prompt.id, "no idea")
+        clock.advance(1000)
+        run.tick()
+        report = run.grade({card_prompt.id: [False, False]}, rate=rate)
+        assert store.report(run.round_id).to_markdown() == report.to_markdown()
+        outcomes.append((card_prompt.card_id, report.to_markdown()))
+    (new_id, new_md), (due_id, due_md) = outcomes
+    assert f"Fed back to review: {new_id}: new, not rated." in new_md
+    assert "rated **" not in new_md
+    assert f"Fed back to review: {due_id}: Again, due in " in due_md
+    assert len(store.db.review.reviews(due_id)) == 2
 
 
 def test_report_wording_title_length_and_whole_headings():
@@ -192,7 +230,7 @@ def test_an_unanswered_prompt_is_not_rated_and_the_report_says_so(store, clock):
     clock.advance(1000)
     run.tick()
     rated = []
-    report = run.grade({}, rate=lambda *args: rated.append(args))
+    report = run.grade({}, rate=recording_rater(rated))
     assert rated == []  # the card's prompt was never answered: nothing was examined
     assert report.weak_cards() == []
     assert report.phases[1].score == 0  # it still scores nothing
@@ -206,11 +244,11 @@ def test_an_answered_prompt_with_gaps_is_rated(store, clock):
     clock.advance(1000)
     run.tick()
     rated = []
-    run.grade({}, rate=lambda *args: rated.append(args))
+    run.grade({}, rate=recording_rater(rated))
     assert rated == [(card_prompt.card_id, "test-deck", 2)]  # one of two bullets: Hard
 
 
-def test_a_never_reviewed_card_is_left_new_unless_the_round_introduces_it(store):
+def test_a_never_reviewed_card_is_left_new_by_every_round(store):
     from datetime import timedelta
 
     from drill.decks.loader import load_decks
@@ -224,15 +262,13 @@ def test_a_never_reviewed_card_is_left_new_unless_the_round_introduces_it(store)
 
     decks = load_decks([])
     since = utc_now() - timedelta(hours=1)
-    rate_card(store.db, "seen-card", "test-deck", 3, content_hash=None)
+    rate_card(store.db, "seen-card", "test-deck", 3, content_hash=None,
+              now=utc_now() - timedelta(days=60))  # fmt: skip
     introduced = load_snapshot(store.db).introduced_since(since)
 
-    rate = review_rater(store.db, decks)  # a coding round's: its cards may never have been seen
-    assert rate("never-seen", "test-deck", 1) is False
+    rate = review_rater(store.db, decks)  # text and coding rounds alike (issue 34)
+    assert rate("never-seen", "test-deck", 1).describe() == "never-seen: new, not rated"
     assert store.db.review.reviews("never-seen") == []
     assert load_snapshot(store.db).introduced_since(since) == introduced  # the limit is untouched
-    assert rate("seen-card", "test-deck", 1) is True
+    assert rate("seen-card", "test-deck", 1).changed
     assert [log.rating for log in store.db.review.reviews("seen-card")] == [3, 1]
-
-    assert review_rater(store.db, decks, introduce=True)("answered", "test-deck", 2) is True
-    assert load_snapshot(store.db).introduced_since(since) == introduced + 1

@@ -105,10 +105,10 @@ def test_the_round_end_grades_everything_once_and_feeds_back(tmp_path, clock):
     assert [line for line in lines if line.startswith("Phase ")] == [
         f"Phase {i + 1} ended: {p.title}" for i, p in enumerate(CODING_PHASES)
     ]
-    assert "Time is up: the round is over. Grading everything." in lines
+    assert "Time is up: the round is over: all checks run now." in lines
     assert [call[0] for call in grader.calls] == [CODING_PHASES[-1].grades]  # one grading
     assert "  FAIL  distributed.ok  distributed ran" in lines
-    assert lines[-1] == "Fed back to review: card-a" and fed == [1]
+    assert lines[-2:] == ["Fed back to review:", "  card-a"] and fed == [1]
     assert watch.finished and watch.status_line() == "Round over (time)"
 
 
@@ -210,6 +210,24 @@ def test_pushback_grades_everything_and_asks_follow_ups_in_the_notes(tmp_path, c
     assert lines[-1] == f"Answer each under its ## Q heading in {watch.session.notes_path}"
 
 
+def test_a_notebook_rounds_follow_ups_are_a_cell_of_the_notebook_alone(tmp_path, clock):
+    watch, _ = new_watch(tmp_path, clock, notebook=True, grader=SavedGrader())
+    start = watch.start()
+    clock.advance(PUSHBACK_AT_S)
+    lines = watch.step()
+    asked = [line for line in lines if line.startswith("Q")]
+    path = watch.session.notebook_path
+    cell = nbformat.read(path, as_version=4).cells[-1]
+    assert cell.cell_type == "markdown" and cell.source.count("\n## Q") == len(asked) >= 3
+    assert watch.session.notes_file() == ""  # notes.md is not a second place
+    assert lines[-1] == (
+        f"Answer each under its ## Q heading in the notebook's Follow-up questions cell "
+        f"(its last): {path}"
+    )
+    assert not any("notes.md" in line for line in start + lines)
+    assert "## Q1 (" in watch.session.notes()  # the answers are read from there
+
+
 def test_the_end_reuses_the_pushback_grading_when_train_py_is_unchanged(tmp_path, clock):
     grader = SavedGrader()
     watch, _ = new_watch(tmp_path, clock, grader=grader)
@@ -220,6 +238,10 @@ def test_the_end_reuses_the_pushback_grading_when_train_py_is_unchanged(tmp_path
     lines = watch.step()
     assert grader.calls == [ALL]  # not run again
     assert "train.py is unchanged since grading 1: its verdicts stand." in lines
+    # issue 34: the end does not claim that all checks run beside "its verdicts stand"
+    over = "Time is up: the round is over: train.py is unchanged since grading 1, so its"
+    assert f"{over} verdicts stand." in lines
+    assert not any("all checks run now" in line for line in lines)
     assert any(line.startswith("  FAIL  restart.no_replay_or_skip") for line in lines)
     assert watch.finished
 
@@ -274,7 +296,7 @@ def test_stretch_phases_chosen_up_front_run_after_the_round_in_their_order(tmp_p
     watch.start()
     clock.advance(55 * 60 + 1)  # the round's time is up
     lines = watch.step()
-    assert "Time is up: the round is over. Grading everything." in lines
+    assert "Time is up: the round is over: all checks run now." in lines
     assert any(line.startswith("Stretch phase (chosen up front): A throughput") for line in lines)
     assert not watch.finished and watch.status_line().startswith("Stretch: A throughput target")
     clock.advance(10 * 60 + 1)
@@ -285,3 +307,17 @@ def test_stretch_phases_chosen_up_front_run_after_the_round_in_their_order(tmp_p
     watch.step()
     assert watch.finished
     assert [c[0] for c in grader.calls][-2:] == [("throughput",), ("accum",)]
+
+
+def test_verdict_lines_give_a_shared_reason_once_then_the_checks_it_affects():
+    from tests.support.coding import HANG, hung_grading
+
+    lines = verdict_lines(hung_grading())
+    assert sum(HANG in line for line in lines) == 1
+    assert lines[:2] == [
+        f"  reason 1: run w2: {HANG}",
+        "    affects 3 checks: distributed.exactly_once, distributed.new_order, "
+        "monitoring.named_phases",
+    ]
+    assert "  FAIL  distributed.new_order     W=2: reason 1" in lines
+    assert lines[-1] == "  1/4 checks hold"

@@ -10,7 +10,6 @@ import pytest
 from drill.decks.loader import load_decks
 from drill.review.browse import (
     build_rows,
-    editor_command,
     history_lines,
     parse_query,
     reset_schedule,
@@ -146,28 +145,6 @@ def test_history_lines_newest_first(rows_and_db) -> None:  # type: ignore[no-unt
     assert len(lines) == 2 and "Again" in lines[0] and "Good" in lines[1]
     assert history_lines(path, "msa-depth") == []
     assert history_lines(path.parent / "missing.sqlite3", "x") == []
-
-
-@pytest.mark.parametrize(
-    ("editor", "expected"),
-    [
-        ("vim", ["vim", "+12", "/d/x.yaml"]),
-        ("nano", ["nano", "+12", "/d/x.yaml"]),
-        ("emacsclient -t", ["emacsclient", "-t", "+12", "/d/x.yaml"]),
-        ("/usr/bin/nvim", ["/usr/bin/nvim", "+12", "/d/x.yaml"]),
-        ("code --wait", ["code", "--wait", "/d/x.yaml"]),  # no +LINE for unknown editors
-    ],
-)
-def test_editor_command(editor: str, expected: list[str]) -> None:
-    assert editor_command(Path("/d/x.yaml"), 12, editor) == expected
-
-
-def test_editor_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("VISUAL", raising=False)
-    monkeypatch.setenv("EDITOR", "nano")
-    assert editor_command(Path("f.yaml"), 3) == ["nano", "+3", "f.yaml"]
-    monkeypatch.delenv("EDITOR")
-    assert editor_command(Path("f.yaml"), 3)[0] == "vi"
 
 
 # --- negation: `-term`, as in Anki's search ---------------------------------------------------

@@ -1,5 +1,6 @@
 """ReviewSession.rate_card: an exercise or lab solved from review rates the cards named, each
-once, whatever card the session shows by then (issue 26: the callback used to rate `current`)."""
+once, whatever card the session shows by then (issue 26: the callback used to rate `current`);
+a card other than the current one by the rule for ratings from outside review (issue 34)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from drill.decks.loader import load_decks
 from drill.paths import database_path
+from drill.review.outside import RESCHEDULED
 from drill.review.session import ReviewSession
 from drill.settings import Settings
 from storage.db import open_database
@@ -47,15 +49,18 @@ def test_rating_named_cards_rates_each_once_and_keeps_the_card_on_screen(
     session = session_for(deck_dir, clock)
     session.rate(4, 100)  # alpha reviewed; beta is on screen
     assert session.current is not None and session.current.card.id == "beta"
-    # An exercise linked by gamma (queued, not seen) and beta (on screen), in deck order.
-    session.rate_card("gamma", "basics", 2, 0)
+    # An exercise linked by gamma (queued, never seen) and beta (on screen), in deck order.
+    gamma = session.rate_card("gamma", "basics", 2, 0)
+    assert gamma.describe() == "gamma: new, not rated"  # issue 34: never a new card
     assert session.current.card.id == "beta"  # still the card on screen
-    session.rate_card("beta", "basics", 2, 5000)
-    assert log() == [("alpha", 4, 100), ("gamma", 2, 0), ("beta", 2, 5000)]
-    # Neither is shown again as a new card: both come back only by their learning steps.
-    assert session.current is not None and session.current.kind == "learning"
+    beta = session.rate_card("beta", "basics", 2, 5000)
+    assert beta.kind == RESCHEDULED and beta.describe().startswith("beta: Hard, due in ")
+    assert log() == [("alpha", 4, 100), ("beta", 2, 5000)]
+    # gamma is still a new card of this session; beta comes back by its learning step.
+    assert session.current is not None and session.current.card.id == "gamma"
+    assert session.current.kind == "new"
     clock.now += timedelta(minutes=30)
-    assert sorted(shown_ids(session)) == ["beta", "gamma"]
+    assert shown_ids(session) == ["gamma", "beta"]
 
 
 def test_rating_a_card_after_the_current_one_moved_on_never_rates_a_card_not_named(
@@ -71,16 +76,19 @@ def test_rating_a_card_after_the_current_one_moved_on_never_rates_a_card_not_nam
     assert session.current is not None and session.current.card.id == "gamma"
 
 
-def test_a_card_outside_the_session_is_rated_in_its_deck_and_undo_takes_it_back(
+def test_a_card_outside_the_session_not_due_is_logged_and_undo_takes_it_back(
     deck_dir: Path, clock: Clock
 ) -> None:
     session = session_for(deck_dir, clock)
     session.rate(4, 0)
     session.rate(4, 0)  # alpha and beta reviewed, days ahead: no longer in the session
-    session.rate_card("alpha", "basics", 1, 0)  # Again: back in the session as relearning
+    before = open_database(database_path()).review.card_state("alpha")
+    change = session.rate_card("alpha", "basics", 1, 0)  # Again on a card not due
+    assert change.describe() == "alpha: not due, logged only"
+    assert open_database(database_path()).review.card_state("alpha")["due"] == before["due"]
     assert session.current is not None and session.current.card.id == "gamma"
-    assert session.remaining == 2
-    assert session.undo() is True  # the Again on alpha: alpha is current again
+    assert session.remaining == 1  # not queued again: its schedule did not move
+    assert session.undo() is True  # the logged Again on alpha: alpha is current again
     assert session.current.card.id == "alpha"
     assert [row[:2] for row in log()] == [("alpha", 4), ("beta", 4)]
     assert session.remaining == 2  # alpha (to rate again) and gamma

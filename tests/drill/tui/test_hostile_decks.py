@@ -25,8 +25,9 @@ async def test_hostile_decks_beside_a_good_one(tmp_path: Path) -> None:
         home = app.screen
         assert isinstance(home, HomeScreen)
         await until(pilot, lambda: home.loaded)
-        assert home.deck_ids == ["good", "nanclaim"]  # a claim problem does not skip a deck
-        assert home.query_one("#decks", DataTable).row_count == 2
+        # a claim problem does not skip a deck; nan-param's and yes-back's one card is left out
+        assert home.deck_ids == ["good", "nanclaim", "nanparam", "yesdeck"]
+        assert home.query_one("#decks", DataTable).row_count == 4
         await until(pilot, lambda: bool(notices.messages("warning")))
         (notice,) = notices.messages("warning")
         skipped = [name for name in expected if name != "nan-claim.yaml"]

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from drill.cli.main import main
 from drill.mock.coding.report import CHECK_CARDS, build_report, cards_for, feed_back, to_markdown
 from drill.mock.coding.session import CodingSession, default_rounds_dir
+from drill.review.outside import LOGGED, NEW, RESCHEDULED, CardChange
 from tests.support.clocks import FakeClock
 from trainer_lab.grading import CHECK_NAMES, LAB
 from trainer_lab.result import new_result, write_result
@@ -69,8 +71,19 @@ def test_report_shows_per_phase_checks_with_evidence_time_and_code(tmp_path):
     assert "- [x] `skeleton.loss_falls`: loss 2.30 -> 1.10" in md
     assert "- [ ] `distributed.exactly_once`: sample 17 seen twice in epoch 0" in md
     assert "- Checks held: 2/4 (from 2 grading runs)" in md
+    assert "- Ended early (F10)\n" in md and "Ended: ended" not in md  # issue 34
     assert "```python\nimport torch\nprint('mine')\n```" in md
     assert "- map-sampler-state-correctness" in md  # fed back to review
+
+
+def recording(rated: list) -> Callable[[str, str, int], CardChange]:
+    """A rater that records each call and reports the card rescheduled."""
+
+    def rate(card_id: str, deck_id: str, rating: int) -> CardChange:
+        rated.append((card_id, deck_id, rating))
+        return CardChange(card_id, rating, RESCHEDULED)
+
+    return rate
 
 
 def test_failed_checks_rate_their_linked_cards_again_once(tmp_path):
@@ -82,12 +95,14 @@ def test_failed_checks_rate_their_linked_cards_again_once(tmp_path):
     def deck_of(card_id: str) -> str:
         return decks[card_id]  # KeyError for the others: skipped
 
-    assert feed_back(session, report, lambda *a: rated.append(a), deck_of) == list(decks)
+    assert feed_back(session, report, recording(rated), deck_of) == [
+        f"{card}: Again (a failed check)" for card in decks
+    ]
     assert rated == [
         ("map-sampler-state-correctness", "interview-map", 1),
         ("llm-resume-after-crash", "llm", 1),
     ]
-    assert feed_back(session, report, lambda *a: rated.append(a), deck_of) == []  # once only
+    assert feed_back(session, report, recording(rated), deck_of) == []  # once only
     assert len(rated) == 2
 
 
@@ -172,7 +187,7 @@ def test_each_follow_up_is_graded_by_its_rubric_and_rates_exactly_its_cards(tmp_
     rated: list[tuple[str, str, int]] = []
     decks = {"map-sampler-state-correctness": "m", "llm-resume-after-crash": "l",
              "card-a": "x", "card-b": "x", "card-c": "x", "card-shared": "x"}  # fmt: skip
-    feed_back(session, report, lambda *a: rated.append(a), decks.__getitem__)
+    feed_back(session, report, recording(rated), decks.__getitem__)
     by_card = {card: rating for card, _deck, rating in rated}
     assert by_card["card-b"] == 1 and by_card["card-shared"] == 1
     assert "card-a" not in by_card  # its question was answered in full
@@ -186,31 +201,36 @@ def test_each_follow_up_is_graded_by_its_rubric_and_rates_exactly_its_cards(tmp_
     assert "### Follow-up Q3 (what-if)\n\nWhich phase shows a straggler?\n\nNot answered" in md
 
 
-def test_a_round_rates_only_what_it_examined_and_never_an_unseen_card(tmp_path):
+def test_a_round_rates_only_what_it_examined_and_says_what_each_card_did(tmp_path):
     session = played_round(tmp_path / "rounds")
     write_grade(session, 3, [("torn.finishes", False, "not run: the file does not compile")])
     with_answers(session, "", "")  # no question answered
     report = build_report(session)
     assert "hard-checkpoint-atomicity" not in report.failed_cards()  # its check never ran
     assert report.followup_ratings() == []
+    assert "- llm-checkpoint-contents: Again when fed back (a failed check)" in to_markdown(report)
 
-    rated: list[str] = []
     decks = dict.fromkeys(["map-sampler-state-correctness", "llm-resume-after-crash",
                            "hard-resume-correctness", "llm-checkpoint-contents"], "d")  # fmt: skip
+    kinds = {"hard-resume-correctness": NEW, "llm-checkpoint-contents": LOGGED}
 
-    def rate(card_id: str, deck_id: str, rating: int) -> bool:
-        if card_id == "llm-checkpoint-contents":
-            return False  # the rater refuses a new card as well
-        rated.append(card_id)
-        return True
+    def rate(card_id: str, deck_id: str, rating: int) -> CardChange:  # the rule's outcomes
+        return CardChange(card_id, rating, kinds.get(card_id, RESCHEDULED))
 
-    def seen(card_id: str) -> bool:
-        return card_id != "hard-resume-correctness"
-
-    assert feed_back(session, report, rate, decks.__getitem__, seen) == rated
-    assert rated == ["map-sampler-state-correctness", "llm-resume-after-crash"]
+    lines = feed_back(session, report, rate, decks.__getitem__)
+    assert lines == [
+        "map-sampler-state-correctness: Again (a failed check)",
+        "llm-resume-after-crash: Again (a failed check)",
+        "hard-resume-correctness: new, not rated (a failed check)",
+        "llm-checkpoint-contents: not due, logged only (a failed check)",
+    ]
     marker = json.loads((session.folder / "feedback.json").read_text())
-    assert marker["not_seen"] == ["hard-resume-correctness", "llm-checkpoint-contents"]
+    assert marker["not_seen"] == ["hard-resume-correctness"]
+    # issue 34: the report says per card what changed, not "(Again, ...)" on every card
+    md = to_markdown(build_report(session))
+    section = md[md.index("## Linked review cards") : md.index("## Notes as submitted")]
+    assert [line[2:] for line in section.splitlines() if line.startswith("- ")] == lines
+    assert "when fed back" not in md
 
 
 def test_the_report_shows_each_phases_code_and_the_model_answers_part(tmp_path):
@@ -242,3 +262,13 @@ def test_code_with_a_fence_inside_stays_inside_its_block(tmp_path):
     session.save(code='DOC = """\n````\n"""\n')
     md = to_markdown(build_report(session))
     assert '`````python\nDOC = """\n````\n"""\n`````' in md
+
+
+def test_the_clarify_rubric_says_notebook_only_in_a_notebook_round(tmp_path):
+    """issue 34: the in-app round's clarify rubric said "in a notebook"."""
+    in_app = CodingSession.create(tmp_path / "app")
+    notebook = CodingSession.create(tmp_path / "nb", notebook=True)
+    said = 'The interviewer says: "Build a distributed training pipeline{}."'
+    assert said.format("") in to_markdown(build_report(in_app))
+    assert "in a notebook" not in to_markdown(build_report(in_app))
+    assert said.format(" in a notebook") in to_markdown(build_report(notebook))

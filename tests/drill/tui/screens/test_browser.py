@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +19,9 @@ from drill.decks.loader import load_decks
 from drill.tui.screens.browser import BrowserScreen
 from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
 from storage.db import open_database
+from tests.support.browser_host import NOW, host
 from tests.support.pilot import HostApp, Notices, run_async, text_of, until
 from tests.support.review_logs import LogBuilder, write_browse_decks
-from tests.support.services import slot_for
-
-NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -36,10 +36,6 @@ def setup(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
     db = open_database(log.write())
     yield decks, db
     db.close()
-
-
-def host(decks: Any, db: Any, **kw: Any) -> HostApp:
-    return HostApp(BrowserScreen(slot_for(decks, db, now=lambda: NOW), **kw))
 
 
 def shown(app: HostApp) -> list[str]:
@@ -124,10 +120,11 @@ async def test_edit_opens_the_editor_at_the_card_line(
     async with app.run_test(size=(120, 40)) as pilot:
         monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless cannot suspend
         await until(pilot, lambda: shown(app) == ["ddp-bucket"])
-        await pilot.press("enter", "e")
+        await pilot.press("enter", "o")
         await until(pilot, lambda: bool(calls))
-        editor, line, path = calls[0]
-        assert editor == "vim" and path.endswith("infra.yaml")
+        editor, line, end, path = calls[0]
+        assert editor == "vim" and path.endswith("infra.yaml") and Path(path).is_absolute()
+        assert end == "--"  # after +LINE: vim reads nothing past it as an option
         assert Path(path).read_text().splitlines()[int(line[1:]) - 1].strip() == "- id: ddp-bucket"
 
 
@@ -137,7 +134,7 @@ async def test_edit_without_suspend_support_says_where_the_card_is(setup: Any) -
     app = host(*setup, query="ddp-bucket", run_editor=lambda _cmd: 0)
     async with app.run_test(size=(120, 40), message_hook=notices) as pilot:
         await until(pilot, lambda: shown(app) == ["ddp-bucket"])
-        await pilot.press("enter", "e")
+        await pilot.press("enter", "o")
         await until(pilot, lambda: any("infra.yaml:" in m for m in notices.messages()))
 
 
@@ -187,7 +184,7 @@ async def edit_with(setup: Any, editor: str, monkeypatch: pytest.MonkeyPatch) ->
     async with app.run_test(size=(120, 40), message_hook=notices) as pilot:
         monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless cannot suspend
         await until(pilot, lambda: shown(app) == ["ddp-bucket"])
-        await pilot.press("enter", "e")
+        await pilot.press("enter", "o")
         await until(pilot, lambda: any("infra.yaml" in m for m in notices.messages()))
         return notices.messages()
 
@@ -209,3 +206,32 @@ async def test_quitting_the_editor_without_a_change_does_not_say_edited(
 async def test_a_changed_file_says_edited(setup: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     messages = await edit_with(setup, APPEND, monkeypatch)
     assert any(m.startswith("Edited infra.yaml") for m in messages), messages
+
+
+# --- a deck's file name is data (issue 32, item 1) ---------------------------------------------
+@pytest.mark.skipif(shutil.which("vim") is None, reason="vim is not installed")
+@run_async
+async def test_a_deck_named_like_a_vim_command_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_browse_decks(tmp_path / "decks")
+    (folder / "infra.yaml").rename(folder / "+!touch X.yaml")
+    monkeypatch.chdir(folder)
+    decks = load_decks([Path(".")], include_bundled=False)  # drill --decks .
+    monkeypatch.setenv("VISUAL", "vim -u NONE -i NONE -N -es")  # ex mode: reads stdin, quits
+    opened: list[list[str]] = []
+
+    def run_editor(command: list[str]) -> int:
+        opened.append(command)
+        return subprocess.call(command, stdin=subprocess.DEVNULL, timeout=60)
+
+    db = open_database(tmp_path / "db.sqlite3")
+    app = host(decks, db, query="ddp-bucket", run_editor=run_editor)
+    async with app.run_test(size=(120, 40)) as pilot:
+        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless cannot suspend
+        await until(pilot, lambda: shown(app) == ["ddp-bucket"])
+        await pilot.press("enter", "o")
+        await until(pilot, lambda: bool(opened))
+    db.close()
+    assert opened[0][-2:] == ["--", str(folder / "+!touch X.yaml")]
+    assert not (folder / "X.yaml").exists()

@@ -3,6 +3,8 @@ grades the file and shows the verdicts (a file that does not compile: nothing ru
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from drill.mock.coding import starter_source
 from drill.mock.coding.session import CodingSession
 from drill.tui.screens.coding_round import CodingApp
@@ -88,19 +90,21 @@ async def test_grading_after_the_round_feeds_failed_checks_back_to_review(drill_
     app = CodingApp(session, app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
         slot = app.screen.slot
-        await slot.wait()  # the card was reviewed once before: a mock may rate it again
+        await slot.wait()  # the card was reviewed long ago, so it is due: a mock may rate it
         from drill.review.scheduler import rate_card
+        from drill.times import utc_now
 
-        rate_card(
-            slot.ready.db, "map-sampler-state-correctness", "interview-map", 3, content_hash=None
-        )
+        rate_card(slot.ready.db, "map-sampler-state-correctness", "interview-map", 3,
+                  content_hash=None, now=utc_now() - timedelta(days=60))  # fmt: skip
         await pilot.press("f10", "y")  # the end of the round grades everything by itself
         await until(pilot, lambda: "Fed back" in text_of(pilot, "#verdict-text"))
         text = text_of(pilot, "#verdict-text")
     assert "FAIL distributed.new_order: same order each epoch" in text
-    assert "Fed back to review: map-sampler-state-correctness" in text
+    said = "map-sampler-state-correctness: Again, due in 1 min (a failed check)"  # a step
+    assert f"Fed back to review:\n  {said}" in text  # issue 34: what changed, per card
     marker = json.loads((session.folder / "feedback.json").read_text())
-    assert marker == {"rated": ["map-sampler-state-correctness"], "not_seen": []}
+    assert marker == {"rated": ["map-sampler-state-correctness"], "not_seen": [],
+                      "changes": [said]}  # fmt: skip
     import sqlite3
 
     with sqlite3.connect(drill_home / "drill.sqlite3") as db:

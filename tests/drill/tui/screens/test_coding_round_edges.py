@@ -117,7 +117,9 @@ async def test_the_header_shows_a_second_left_and_the_whole_total_at_80_columns(
 
 
 @run_async
-async def test_the_editor_soft_wraps_and_f5_gives_the_focused_pane_the_screen(tmp_path):
+async def test_the_editor_soft_wraps_and_f5_gives_the_focused_pane_then_the_verdicts_the_screen(
+    tmp_path,
+):
     app = CodingApp(CodingSession.create(tmp_path / "rounds"), app_slot())
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
@@ -130,8 +132,13 @@ async def test_the_editor_soft_wraps_and_f5_gives_the_focused_pane_the_screen(tm
         assert not screen.query_one("#left").display
         assert editor.region.width > wide and editor.region.width >= 76
         assert "the end of a long line" in screen_text(app)  # wrapped, not cut off
-        await pilot.press("f5")
+        await pilot.press("f5")  # then the verdicts alone (Textual's maximize)
         await pilot.pause()
+        assert screen.maximized is screen.query_one("#verdicts")
+        assert screen.query_one("#verdicts").region.height >= 20
+        await pilot.press("f5")  # then the split again
+        await pilot.pause()
+        assert screen.maximized is None
         assert screen.query_one("#left").display and editor.region.width == wide
         notes.focus()
         await pilot.press("f5")

@@ -11,7 +11,7 @@ from textual.widgets import OptionList, RichLog
 from drill.decks.models import Card
 from drill.tui.screens.lab_results import LabResultsScreen
 from tests.support.lab_fakes import Event, FakeRunner
-from tests.support.lab_screens import make_panel
+from tests.support.lab_screens import make_panel, seen_long_ago
 from tests.support.pilot import HostApp, choose, run_async, text_of, until
 
 
@@ -19,8 +19,14 @@ def review_ratings(db: Any) -> list[tuple[str, int]]:
     return [(r.card_id, r.rating) for r in db.review.reviews()]
 
 
+def ratings_after_seed(db: Any) -> list[tuple[str, int]]:
+    """The review rows after seen_long_ago's one (the panel rates from outside review)."""
+    return review_ratings(db)[1:]
+
+
 @run_async
 async def test_predict_run_stream_score_accept(card: Card, db: Any, tmp_path: Path) -> None:
+    seen_long_ago(db, card)
     runner = FakeRunner()
     panel = make_panel(card, db, runner, tmp_path)
     app = HostApp(panel)
@@ -65,7 +71,7 @@ async def test_predict_run_stream_score_accept(card: Card, db: Any, tmp_path: Pa
         {"name": "ddp-baseline", "params": {"steps": 4, "grad_sync": "ddp", "tolerance": 1e-5,
                                             "sabotage": "none"}, "world_size": 2}
     ]  # fmt: skip
-    assert review_ratings(db) == [(card.id, 4)]
+    assert ratings_after_seed(db) == [(card.id, 4)]
     from drill.labs.history import LabHistory
 
     [record] = LabHistory(db).runs(card_id=card.id)
@@ -76,6 +82,7 @@ async def test_predict_run_stream_score_accept(card: Card, db: Any, tmp_path: Pa
 
 @run_async
 async def test_override_rating_after_wrong_prediction(card: Card, db: Any, tmp_path: Path) -> None:
+    seen_long_ago(db, card)
     runner = FakeRunner()
     runner.release.set()
     panel = make_panel(card, db, runner, tmp_path)
@@ -104,11 +111,11 @@ async def test_override_rating_after_wrong_prediction(card: Card, db: Any, tmp_p
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, LabResultsScreen))
         assert app.screen.result["status"] == "ok"  # type: ignore[attr-defined]
-    assert review_ratings(db) == [(card.id, 2)]
+    assert ratings_after_seed(db) == [(card.id, 2)]
 
 
 @run_async
-async def test_escape_cancels_and_records(card: Card, db: Any, tmp_path: Path) -> None:
+async def test_escape_cancels_and_stays_then_leaves(card: Card, db: Any, tmp_path: Path) -> None:
     runner = FakeRunner()
     panel = make_panel(card, db, runner, tmp_path)
     app = HostApp(panel)
@@ -118,7 +125,14 @@ async def test_escape_cancels_and_records(card: Card, db: Any, tmp_path: Path) -
         await choose(pilot, "certainty", 0)
         await pilot.press("ctrl+r")
         await until(pilot, runner.emitted.is_set)
-        await pilot.press("escape")
+        log = panel.query_one("#lab-log", RichLog)
+        await until(pilot, lambda: any("step 4" in line.text for line in log.lines))
+        await pilot.press("escape")  # cancels, and stays on the partial log
+        await until(pilot, lambda: panel.query_one("#outcome").display)
+        assert app.screen is panel and app.dismissed == []
+        assert text_of(pilot, "#run-status").startswith("cancelled")
+        assert any("step 4" in line.text for line in log.lines)  # the partial log stays
+        await pilot.press("escape")  # then leaves
         await until(pilot, lambda: app.dismissed == [None])
     from drill.labs.history import LabHistory
 
@@ -139,6 +153,7 @@ async def test_rating_on_a_locked_database_is_a_notice_and_can_be_retried(
 
     monkeypatch.setattr(storage.db, "BUSY_TIMEOUT_MS", 50)
     db = storage.db.open_database(database_path())
+    seen_long_ago(db, card)
     runner = FakeRunner()
     runner.release.set()
     panel = make_panel(card, db, runner, tmp_path)
@@ -165,8 +180,9 @@ async def test_rating_on_a_locked_database_is_a_notice_and_can_be_retried(
             await pilot.press("enter")  # the lock is gone: the retry is saved
             await pilot.pause()
             assert app.dismissed == [4]
-            assert notices.messages("information") == [f"Rated Easy: {card.id}"]  # named
-        assert review_ratings(db) == [(card.id, 4)]
+            [said] = notices.messages("information")  # named, and what it did to the card
+            assert said.startswith(f"Rated {card.id}: Easy, due in ") and said.endswith(" d")
+        assert ratings_after_seed(db) == [(card.id, 4)]
     finally:
         db.close()
 

@@ -5,8 +5,6 @@ accept, results), the prediction and the verdict must stay visible."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from trainer_lab.result import parse_result
 SIZE = (100, 48)
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+RESULTS_RUN_DIR = "drill-tui-labs-snapshot-run"
 
 
 def _panel(card: Card, db: Any, tmp_path: Path, runner: FakeRunner, clock: FakeClock) -> HostApp:
@@ -118,19 +117,22 @@ def _write_events(run_dir: Path) -> None:
             )  # fmt: skip
 
 
-def _results_app() -> HostApp:
-    # a fixed path: the view prints the run dir
-    run_dir = Path(tempfile.gettempdir()) / "drill-tui-labs-snapshot-run"
-    shutil.rmtree(run_dir, ignore_errors=True)
+def _results_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostApp:
+    # The view prints the run dir: a relative one (from inside tmp_path) reads the same
+    # whatever TMPDIR is, and no two tests share it.
+    monkeypatch.chdir(tmp_path)
+    run_dir = Path(RESULTS_RUN_DIR)
     _write_events(run_dir)
     result = parse_result({**OK_RESULT, "lab": "resume", "params": {"steps": 10}, "world_size": 2})
     return HostApp(LabResultsScreen(result, run_dir, "Results · resume"))
 
 
-def test_results_view(snap_compare) -> None:
-    assert snap_compare(_results_app(), terminal_size=(100, 70))
+def test_results_view(snap_compare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert snap_compare(_results_app(tmp_path, monkeypatch), terminal_size=(100, 70))
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_results_view_at(snap_compare, size) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(_results_app(), terminal_size=size)
+def test_results_view_at(
+    snap_compare, size, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(_results_app(tmp_path, monkeypatch), terminal_size=size)

@@ -14,7 +14,7 @@ from drill.mock.round import MockRun
 from drill.tui.screens.mock_report import BulletBox, GradingScreen, ReportScreen
 from drill.tui.screens.mock_round import AnswerArea, MockApp, MockRoundScreen
 from tests.support.clocks import FakeClock
-from tests.support.mock_rounds import CARDS, open_store, tiny_round
+from tests.support.mock_rounds import CARDS, open_store, recording_rater, tiny_round
 from tests.support.pilot import Notices
 
 
@@ -46,7 +46,7 @@ def test_a_compressed_round_plays_through_to_the_report(store, clock):
 async def _play_compressed_round(store, clock):
     run = MockRun.start_new(store, tiny_round(), CARDS, minutes=1, rng=random.Random(1), now=clock)
     rated: list[tuple[str, str, int]] = []
-    app = MockApp(run, rate=lambda *a: rated.append(a), tick_s=3600, autosave_s=3600)
+    app = MockApp(run, rate=recording_rater(rated), tick_s=3600, autosave_s=3600)
     notices = Notices()
     async with app.run_test(size=(100, 40), message_hook=notices) as pilot:
         await pilot.pause()

@@ -251,7 +251,7 @@ async def test_edited_card_shows_a_marker(make_app, deck_dir, clock) -> None:
 
 @run_async
 async def test_invalid_deck_is_named_in_a_notice(make_app, deck_dir) -> None:
-    (deck_dir / "broken.yaml").write_text("deck: broken\ntitle: Broken\ncards:\n  - id: x\n")
+    (deck_dir / "broken.yaml").write_text("deck: broken\ncards:\n  - id: x\n")  # no title
     app = make_app()
     notices: list[str] = []
     original = app.notify
@@ -264,8 +264,9 @@ async def test_invalid_deck_is_named_in_a_notice(make_app, deck_dir) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert [n for n in notices if "broken.yaml" in n] == [
-            "Skipped invalid deck(s): broken.yaml. Run `drill decks check` for details."
-        ]
+            "Skipped invalid deck(s): broken.yaml. "
+            f"Run `drill decks check {deck_dir / 'broken.yaml'}` for details."
+        ]  # the command that finds the problem: this deck dir is not one `decks check` knows
         assert [r[0] for r in home_rows(pilot)] == ["Alpha deck", "Beta deck"]
 
 
@@ -436,3 +437,35 @@ async def test_solving_the_cards_exercise_first_try_rates_it_good(make_app, deck
         await until(pilot, lambda: app.screen is screen)
         await until(pilot, lambda: "Rated Good in the exercise" in text_of(pilot, "#reveal-hint"))
     assert query("SELECT card_id, rating FROM review_log") == [("k1", 3)]
+
+
+@run_async
+async def test_a_card_with_a_lab_starts_the_warm_launcher_when_painted(
+    make_app, deck_dir, monkeypatch
+) -> None:
+    """Issue 34: the launcher starts in the background while the card is read, not on `l`;
+    only in a real terminal (headless Pilot runs never start torch)."""
+    import drill.labs.warmup
+
+    started: list[str] = []
+    monkeypatch.setattr(drill.labs.warmup, "prewarm", lambda: started.append("prewarm"))
+    (deck_dir / "gamma.yaml").write_text(GAMMA)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("a")  # alpha's cards have no lab: nothing starts
+        await settle(pilot)
+        assert review_screen(pilot).card.id == "a1" and started == []
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("down", "down", "enter")  # gamma: g1 has a lab
+        await settle(pilot)
+        assert review_screen(pilot).card.id == "g1"
+        assert started == []  # headless (a test): never
+        monkeypatch.setattr(type(app), "is_headless", property(lambda _app: False))
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("enter")  # gamma again, "in a terminal" now
+        await settle(pilot)
+        assert review_screen(pilot).card.id == "g1"
+        await until(pilot, lambda: started == ["prewarm"])

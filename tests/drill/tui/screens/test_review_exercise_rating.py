@@ -1,6 +1,7 @@
 """Solving an exercise opened from a review card rates the cards that link it, each once, the
-card on screen included, and the exercise screen lists only the ratings written (issue 26: the
-callback rated whatever card the session showed by then)."""
+card on screen included (issue 26: the callback rated whatever card the session showed by then),
+the others by the rule for ratings from outside review, and the exercise screen says per card
+what changed (issue 34)."""
 
 from __future__ import annotations
 
@@ -62,14 +63,17 @@ async def test_solving_from_the_second_card_rates_each_linked_card_once(
         await pilot.press("ctrl+r")
         await until(pilot, lambda: "Solved" in text_of(pilot, "#ex-verdict-text"), tries=3000)
         verdict = text_of(pilot, "#ex-verdict-text")
-        assert "Cards rated Good: k1, k2, k3" in verdict
-        assert "not rated" not in verdict
+        # issue 34: k1 (in learning, not due) is logged only, k2 (on screen) rated, and k3,
+        # never seen, is not rated from outside review
+        assert "k1: not due, logged only" in verdict
+        assert "k2: Good, due in 10 min" in verdict
+        assert "k3: new, not rated" in verdict
         await pilot.press("escape")
         await until(pilot, lambda: app.screen is screen)
         await until(pilot, lambda: "Rated Good in the exercise" in text_of(pilot, "#reveal-hint"))
         assert screen.card.id == "k2"
-        await pilot.press("space")  # on: k3 was rated, so it is not offered as a new card
+        await pilot.press("space")  # on: k3 was not rated, so it is still a new card here
         await until(pilot, lambda: screen.rated_in_lab is None)
-        assert screen.kind == "learning"
+        assert screen.card.id == "k3" and screen.kind == "new"
     rows = query("SELECT card_id, rating FROM review_log ORDER BY id")
-    assert rows == [("k1", 3), ("k1", 3), ("k2", 3), ("k3", 3)]
+    assert rows == [("k1", 3), ("k1", 3), ("k2", 3)]

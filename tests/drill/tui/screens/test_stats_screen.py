@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -133,3 +133,45 @@ async def test_o_with_too_few_reviews_says_how_many_are_needed(make_app) -> None
         await pilot.press("o")
         await until(pilot, lambda: "Not yet: not enough reviews" in optimize_line(pilot))
         assert isinstance(app.screen, StatsScreen)
+
+
+def mock_rounds_text(screen) -> str:  # type: ignore[no-untyped-def]
+    """The "Mock rounds" table as the screen draws it (it sits below the fold)."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    for block in screen.query(".stats-block").results(Static):
+        table = block.content
+        if isinstance(table, Table) and str(table.title) == "Mock rounds":
+            sink = io.StringIO()
+            Console(file=sink, width=100, color_system=None).print(table)
+            return sink.getvalue()
+    raise AssertionError("no Mock rounds table")
+
+
+@run_async
+async def test_mock_rounds_list_coding_and_notebook_rounds_with_talk_rounds(
+    make_app, home: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.mock_rounds import coding_rounds
+
+    coding_rounds()  # #1 coding, finished, 2/3 checks hold; #2 notebook, unfinished
+    log = LogBuilder(home / "drill.sqlite3")
+    log.mock(datetime.now(UTC) - timedelta(days=30), "standard", 0.7, "solid")
+    log.write()
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("S")
+        await until(pilot, lambda: bool(app.screen.query(".stats-block")))
+        text = mock_rounds_text(app.screen)
+    assert "no rounds yet" not in text
+    lines = [line.replace("│", " ") for line in text.splitlines()]
+    rows = [line.split() for line in lines if "#" in line or "standard" in line]
+    # oldest first: the talk round a month ago, then the two rounds set up just now
+    assert [row[1:] for row in rows] == [
+        ["standard", "70%", "solid"],
+        ["coding", "#1", "2/3", "checks", "hold"],
+        ["notebook", "#2", "not", "graded,", "unfinished"],
+    ]
