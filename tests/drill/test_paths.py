@@ -1,9 +1,11 @@
-import multiprocessing
+import subprocess
+import sys
 import threading
 from datetime import datetime
 from pathlib import Path
 
 from drill.paths import new_numbered_dir, new_run_dir
+from tests.support.paths import REPO
 
 WHEN = datetime(2026, 3, 10, 12, 0, 5)
 RACERS = 16
@@ -54,25 +56,35 @@ def test_threads_started_in_the_same_second_get_their_own_run_dirs(tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in made)
 
 
-def _claim_in_process(root: str, start, out) -> None:
-    start.wait()
-    out.put(str(new_run_dir(Path(root), "verify", WHEN)))
+CLAIM_IN_A_PROCESS = (
+    "import sys; from datetime import datetime; from pathlib import Path;"
+    "from drill.paths import new_run_dir; sys.stdin.readline();"
+    "print(new_run_dir(Path(sys.argv[1]), 'verify', datetime(2026, 3, 10, 12, 0, 5)))"
+)
 
 
 def test_processes_started_in_the_same_second_get_their_own_run_dirs(tmp_path: Path) -> None:
-    context = multiprocessing.get_context("spawn")
-    start, out = context.Event(), context.Queue()
+    # plain subprocesses (multiprocessing would leave its resource tracker running under the
+    # test process); each waits on its stdin, so all claim once the last one has started
     workers = [
-        context.Process(target=_claim_in_process, args=(str(tmp_path), start, out))
+        subprocess.Popen(
+            [sys.executable, "-c", CLAIM_IN_A_PROCESS, str(tmp_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
         for _ in range(4)
     ]
-    for worker in workers:
-        worker.start()
-    start.set()
-    made = [out.get(timeout=60) for _ in workers]
-    for worker in workers:
-        worker.join(timeout=60)
+    for worker in workers:  # every process is started before any is told to claim
+        assert worker.stdin is not None
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
+    outputs = [worker.communicate(timeout=120)[0] for worker in workers]
+    made = [line.strip() for line in outputs]
+    assert all(worker.returncode == 0 for worker in workers)
     assert len(set(made)) == len(workers)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(Path(m).name for m in made)
 
 
 def test_numbered_dirs_follow_the_highest_number_and_are_never_shared(tmp_path: Path) -> None:
