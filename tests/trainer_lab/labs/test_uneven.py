@@ -28,7 +28,12 @@ def test_join_completes_with_equal_weights_and_no_join_fails(tmp_path: Path) -> 
     assert obs["join"]["steps_per_rank"] == {"0": 6, "1": 4}
     assert obs["join"]["weights_equal"] is True
     assert obs["nojoin"]["failed"] is True
-    assert "Timed out" in obs["nojoin"]["error"]
+    # The longer rank waits in a collective its peer never joins: gloo's timeout ends it, or,
+    # when the peer's own timeout fired first and it exited (seen under load in a full run),
+    # the closed connection does. Either way the failure is the missed collective, not a crash.
+    assert any(
+        cause in obs["nojoin"]["error"] for cause in ("Timed out", "Connection closed by peer")
+    ), obs["nojoin"]["error"]
 
 
 def test_even_inputs_make_the_no_join_check_fail(tmp_path: Path) -> None:
