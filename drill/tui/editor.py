@@ -4,9 +4,11 @@ suspended, and what a screen says when drill.watched_file reports a change on di
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import App, SuspendNotSupported
+from textual.screen import Screen
 
 from drill.editor_command import editor_command
 from drill.watched_file import Change
@@ -36,3 +38,16 @@ def change_notice(change: Change, name: str) -> tuple[str, bool]:
             True,
         )
     return f"{change.reason} (the editor keeps its text)", True
+
+
+def tell_change(
+    screen: Screen, change: Change | None, name: str, show: Callable[[str | None], None]
+) -> None:
+    """What a watched file's poll or save found, applied the same way by every editor screen:
+    a reload puts the file's text in the editor (`show`), and every change is notified."""
+    if change is None:
+        return
+    if change.kind == "reloaded":
+        show(change.text)
+    message, warning = change_notice(change, name)
+    screen.notify(message, severity="warning" if warning else "information", timeout=10)

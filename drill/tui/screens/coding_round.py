@@ -424,14 +424,9 @@ class CodingRoundScreen(Screen[None]):
         self._tell(self.script.poll(self.query_one("#editor", TextArea).text))
 
     def _tell(self, change: Change | None) -> None:
-        from drill.tui.editor import change_notice
+        from drill.tui.editor import tell_change
 
-        if change is None:
-            return
-        if change.kind == "reloaded":
-            self._load(change.text)
-        message, warning = change_notice(change, self.session.script.name)
-        self.notify(message, severity="warning" if warning else "information", timeout=10)
+        tell_change(self, change, self.session.script.name, self._load)
 
     def _load(self, text: str | None) -> None:
         editor = self.query_one("#editor", TextArea)

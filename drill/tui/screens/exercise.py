@@ -39,7 +39,7 @@ from drill.tui.code_editor import (
     toggle_zoom,
     verdict_keys,
 )
-from drill.tui.editor import change_notice
+from drill.tui.editor import tell_change
 from drill.tui.plain import Part, joined, lines, shown
 from drill.tui.rated import announce_rated
 from drill.tui.screens.coding_round import verdict_lines
@@ -171,12 +171,7 @@ class ExerciseScreen(Screen[int | None]):
         return self.code
 
     def _tell(self, change: Change | None) -> None:
-        if change is None:
-            return
-        if change.kind == "reloaded":
-            self._show_file(change.text)
-        message, warning = change_notice(change, self.info.spec.file)
-        self.notify(message, severity="warning" if warning else "information", timeout=10)
+        tell_change(self, change, self.info.spec.file, self._show_file)
 
     def _watch(self) -> None:
         shown = self._shown()
