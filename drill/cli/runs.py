@@ -108,9 +108,9 @@ def cmd_prune(args: argparse.Namespace) -> int:
         say(f"{verb} {printable(str(folder))} ({_size(size)})")
     for line in pruned.failed:
         say(f"drill runs: not removed: {printable(line)}", file=sys.stderr)
-    freed = "would be freed" if args.dry_run else "freed"
+    removed, freed = ("would be removed", "would be freed") if args.dry_run else ("removed", "freed")
     say(
-        f"{len(pruned.removed)} run folder(s) {verb}, {_size(pruned.bytes_freed)} {freed}; "
+        f"{len(pruned.removed)} run folder(s) {removed}, {_size(pruned.bytes_freed)} {freed}; "
         f"{pruned.kept} kept (newest {keep} of each kind, and those in use)"
     )
     return 1 if pruned.failed else 0

@@ -70,7 +70,7 @@ def test_dry_run_removes_nothing_and_the_command_says_what_it_frees(
     assert main(["runs", "prune", "--keep", "3", "--dry-run"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"would remove {made['lab'][0]} (102 bytes)"
-    assert out[-1].startswith("3 run folder(s) would remove, 306 bytes would be freed; ")
+    assert out[-1].startswith("3 run folder(s) would be removed, 306 bytes would be freed; ")
     assert all(path.is_dir() for paths in made.values() for path in paths)
     assert main(["runs", "prune", "--keep", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
