@@ -108,7 +108,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
         say(f"{verb} {printable(str(folder))} ({_size(size)})")
     for line in pruned.failed:
         say(f"drill runs: not removed: {printable(line)}", file=sys.stderr)
-    removed, freed = ("would be removed", "would be freed") if args.dry_run else ("removed", "freed")
+    dry = args.dry_run
+    removed, freed = ("would be removed", "would be freed") if dry else ("removed", "freed")
     say(
         f"{len(pruned.removed)} run folder(s) {removed}, {_size(pruned.bytes_freed)} {freed}; "
         f"{pruned.kept} kept (newest {keep} of each kind, and those in use)"
