@@ -1,5 +1,6 @@
 """Open/create/migrate the SQLite database: the engine, the unit of work and one repository per
-aggregate (`db.review`, `db.runs`, `db.exercises`, `db.mocks`). Only storage opens sessions.
+aggregate (`db.review`, `db.runs`, `db.exercises`, `db.mocks`, `db.plans`). Only storage opens
+sessions.
 
 SQLite in WAL mode with a busy timeout, synchronous=FULL, and every write transaction started
 with BEGIN IMMEDIATE: two running copies of drill queue for the write lock instead of failing
@@ -28,6 +29,7 @@ from storage.schema_names import StateDict
 if TYPE_CHECKING:
     from storage.exercises import ExerciseRepository
     from storage.mocks import MockRepository
+    from storage.plans import PlanRepository
     from storage.reviews import ReviewRepository
     from storage.runs import RunRepository
 
@@ -160,6 +162,12 @@ class Database:
         from storage.mocks import MockRepository
 
         return MockRepository(self)
+
+    @functools.cached_property
+    def plans(self) -> PlanRepository:
+        from storage.plans import PlanRepository
+
+        return PlanRepository(self)
 
 
 def open_database(path: Path) -> Database:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from storage.schema_names import (
     EXERCISE_PROGRESS,
+    INTERVIEW_PLAN,
     MOCK_GRADE,
     MOCK_PROMPT,
     MOCK_REPORT,
@@ -185,6 +186,8 @@ CHECK_STATUSES = RUN_STATUSES[1:]  # trainer_lab.result Status
 MOCK_STATUSES = ("running", "grading", "done")
 COVERAGES = ("covered", "partial", "missed")  # drill.mock.coverage.Coverage
 CERTAINTIES = ("low", "medium", "high")
+PLAN_MINUTES = (1, 1440)  # interview_plan.minutes_per_day: a daily budget within one day
+PLAN_TARGET = (0.5, 0.99)  # interview_plan.target_recall
 
 
 def _required_time(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
@@ -245,6 +248,33 @@ def _json(kind: type) -> ColumnCheck:
     return parses
 
 
+def parse_day(value: Any, column: str) -> date:
+    """A stored learner date ('YYYY-MM-DD') as a date; OutOfDomain when it is not one."""
+    if not (isinstance(value, str) and len(value) == 10):
+        raise OutOfDomain(f"{column} {shown(value)} is not a date (YYYY-MM-DD)")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise OutOfDomain(f"{column} {shown(value)} is not a date (YYYY-MM-DD)") from None
+
+
+def _day(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+    try:
+        parse_day(row.get(column), column)
+    except OutOfDomain as error:
+        problems.append(str(error))
+
+
+def _between(low: float, high: float, *, whole: bool) -> ColumnCheck:
+    def between(row: Mapping[str, Any], column: str, problems: list[str]) -> None:
+        value = row.get(column)
+        kind = _int(value) if whole else _number(value)
+        if not (kind and low <= value <= high):
+            problems.append(f"{column} {shown(value)} is outside {low:g}..{high:g}")
+
+    return between
+
+
 _RATING = _one_of(RATINGS)
 TABLE_DOMAINS: dict[str, dict[str, ColumnCheck]] = {
     EXERCISE_PROGRESS: {
@@ -283,6 +313,12 @@ TABLE_DOMAINS: dict[str, dict[str, ColumnCheck]] = {
     MOCK_REPORT: {
         "created_at": _required_time, "overall_band": _string,
         "overall_score": _number_at_least_zero, "report_json": _json(dict),
+    },
+    INTERVIEW_PLAN: {
+        "interview_day": _day, "role": _text,
+        "minutes_per_day": _between(*PLAN_MINUTES, whole=True),
+        "target_recall": _between(*PLAN_TARGET, whole=False),
+        "created_at": _required_time, "ended": _flag,
     },
 }  # fmt: skip
 

@@ -23,6 +23,7 @@ from storage.schema_names import (
     CARD_STATE,
     EXERCISE_ATTEMPT,
     EXERCISE_PROGRESS,
+    INTERVIEW_PLAN,
     LAB_RUN,
     MOCK_GRADE,
     MOCK_PROMPT,
@@ -236,7 +237,21 @@ V6 = [
     f"DROP TABLE {EXERCISE_ATTEMPT}",
 ]
 
-MIGRATIONS: list[list[str]] = [V1, V2, V3, V4, V5, V6]
+# v7: the interview plan (`drill plan`). Append-only: every change of the profile is a new row,
+# the newest row is in force, and a row with ended = 1 means "no plan" (drill plan --clear).
+V7 = [
+    f"""CREATE TABLE {INTERVIEW_PLAN} (
+        id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+        interview_day VARCHAR NOT NULL,
+        role VARCHAR NOT NULL,
+        minutes_per_day INTEGER NOT NULL,
+        target_recall FLOAT NOT NULL,
+        created_at DATETIME NOT NULL,
+        ended BOOLEAN NOT NULL DEFAULT 0
+    )""",
+]
+
+MIGRATIONS: list[list[str]] = [V1, V2, V3, V4, V5, V6, V7]
 LATEST_VERSION = len(MIGRATIONS)
 
 

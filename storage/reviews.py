@@ -4,7 +4,7 @@ storage/tables.py). Each method is one short transaction, committed before it re
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -15,6 +15,7 @@ from storage.db import CallerError, from_db_time, to_db_time
 from storage.domains import card_state_problems, parse_time, review_log_problems
 from storage.errors import DamagedRow
 from storage.schema_names import StateDict
+from storage.snapshot import NEWEST_TIMED, TIMED, TYPICAL_MINIMUM, answer_seconds_median
 from storage.tables import CardState, ReviewLog
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ _STATE_FIELDS = (
     "state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses",
     "suspended", "buried_until", "content_hash", "introduced_at", "leech",
 )  # fmt: skip
+_CHUNK = 500  # card ids per IN (...) query, well under SQLite's bound on parameters
 _SCHEDULE_FIELDS = ("state", "step", "stability", "difficulty", "due", "last_review",
                     "buried_until", "introduced_at")  # fmt: skip
 
@@ -268,6 +270,34 @@ class ReviewRepository:
         with self.db.unit() as session:
             result = session.connection().exec_driver_sql(query)
             return {card_id for (card_id,) in result if isinstance(card_id, str)}
+
+    def answer_seconds(self, card_ids: Iterable[str]) -> dict[str, float]:
+        """Each card's measured answer time: the median of its timed reviews (duration_ms > 0)
+        in seconds, clamped (storage.snapshot.answer_seconds_median); cards without a timed
+        review are left out."""
+        wanted = list(dict.fromkeys(card_ids))
+        durations: dict[str, list[int]] = {}
+        with self.db.unit() as session:
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start : start + _CHUNK]
+                query = (
+                    f"SELECT card_id, duration_ms FROM {ReviewLog.__tablename__} WHERE {TIMED} "
+                    f"AND card_id IN ({', '.join('?' * len(chunk))})"
+                )
+                for card_id, duration in session.connection().exec_driver_sql(query, tuple(chunk)):
+                    durations.setdefault(card_id, []).append(duration)
+        return {
+            card_id: seconds
+            for card_id, found in durations.items()
+            if (seconds := answer_seconds_median(found)) is not None
+        }
+
+    def typical_answer_seconds(self) -> float | None:
+        """The median answer time of the newest timed reviews (as Snapshot.typical_answer_s);
+        None with fewer than TYPICAL_MINIMUM."""
+        with self.db.unit() as session:
+            found = [value for (value,) in session.connection().exec_driver_sql(NEWEST_TIMED)]
+        return answer_seconds_median(found, TYPICAL_MINIMUM)
 
     def log_rows(self) -> list[LogRow]:
         """Every sound review_log row, oldest first (by time, then id); see log_read."""

@@ -15,6 +15,7 @@ LAB_RUN = "lab_run"  # schema v3..v5; its rows moved into run_log in v6
 EXERCISE_PROGRESS = "exercise_progress"  # storage.exercise_tables; schema v5
 EXERCISE_ATTEMPT = "exercise_attempt"  # schema v5; its rows moved into run_log in v6
 RUN_LOG = "run_log"  # storage.run_tables; schema v6: every graded run, one row each
+INTERVIEW_PLAN = "interview_plan"  # storage.plan_tables; schema v7: the plan history (drill plan)
 
 # run_log.kind: what ran. run_log.status: running, then ok | failed | error | timeout | cancelled
 RUN_KINDS = ("lab", "exercise", "coding", "verify")

@@ -17,13 +17,20 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
-from storage.domains import card_state_problems, optional_time, shown
+from storage.domains import (
+    card_state_problems,
+    optional_time,
+    parse_day,
+    parse_time,
+    shown,
+    table_problems,
+)
 from storage.errors import DatabaseError, one_line
 from storage.migrations import LATEST_VERSION
-from storage.schema_names import CARD_STATE
+from storage.schema_names import CARD_STATE, INTERVIEW_PLAN, REVIEW_LOG
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +45,33 @@ class ScheduleRow:
     introduced_at: datetime | None
     leech: bool = False  # lapsed leech_threshold times (column card_state.leech)
     damaged: str | None = None  # what is wrong with the stored row; then skipped (suspended)
+    last_review: datetime | None = None  # aware UTC; the interview plan reads the memory state
+    stability: float | None = None  # FSRS stability in days (None: new or learning)
+    difficulty: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow:
+    """The interview profile in force: the newest row of the plan history (drill plan)."""
+
+    interview_day: date  # the learner date of the interview
+    role: str
+    minutes_per_day: int  # the daily study budget
+    target_recall: float  # predicted recall on the day the plan aims for (0.90 by default)
+    created_at: datetime  # aware UTC: when this profile was recorded
 
 
 @dataclass(frozen=True)
 class Snapshot:
     schedules: dict[str, ScheduleRow]
+    plan: PlanRow | None = None  # the interview profile in force, None without one
+    typical_answer_s: float | None = None  # median answer time (answer_seconds_median)
+    plan_damaged: str | None = None  # what is wrong with the newest plan row (then plan None)
+
+    @property
+    def plan_notice(self) -> str | None:
+        """One line for the user when the newest plan row was skipped as damaged, else None."""
+        return plan_notice(self.plan_damaged)
 
     @property
     def damaged(self) -> list[str]:
@@ -87,6 +116,61 @@ def damaged_notice(schedules: Mapping[str, ScheduleRow]) -> str | None:
     )
 
 
+def plan_notice(damaged: str | None) -> str | None:
+    """The one line saying that the stored plan is not in force (damaged row), else None."""
+    if damaged is None:
+        return None
+    return (
+        f"the interview plan is not in force: its stored row holds values drill never writes "
+        f"({damaged}; see: drill db check, drill plan)"
+    )
+
+
+# --- the interview plan (table interview_plan, schema v7): the newest row is in force --------
+PLAN_COLUMNS = ("id", "interview_day", "role", "minutes_per_day", "target_recall",
+                "created_at", "ended")  # fmt: skip
+NEWEST_PLAN = f"SELECT {', '.join(PLAN_COLUMNS)} FROM {INTERVIEW_PLAN} ORDER BY id DESC LIMIT 1"
+
+
+def plan_row(values: Mapping[str, object]) -> tuple[PlanRow | None, bool, str | None]:
+    """(the profile, whether the row ends the plan, what is wrong) of one interview_plan row
+    (column -> stored value). A row outside its domains (storage.domains) gives (None, False,
+    the problems): it is not in force."""
+    problems = table_problems(INTERVIEW_PLAN, values)
+    if problems:
+        return None, False, "; ".join(problems)
+    row = PlanRow(
+        interview_day=parse_day(values["interview_day"], "interview_day"),
+        role=str(values["role"]),
+        minutes_per_day=int(values["minutes_per_day"]),  # type: ignore[call-overload]
+        target_recall=float(values["target_recall"]),  # type: ignore[arg-type]
+        created_at=parse_time(values["created_at"], "created_at"),
+    )
+    return row, bool(values["ended"]), None
+
+
+# --- measured answer times (review_log.duration_ms): one rule for the light and slow paths --
+ANSWER_SECONDS_RANGE = (2.0, 300.0)  # a measured answer time is clamped to this
+TYPICAL_WINDOW = 500  # the typical answer time: median over the newest timed reviews
+TYPICAL_MINIMUM = 20  # ... once there are this many (a few quick answers say little)
+TIMED = "typeof(duration_ms) = 'integer' AND duration_ms > 0"
+NEWEST_TIMED = (
+    f"SELECT duration_ms FROM {REVIEW_LOG} WHERE {TIMED} ORDER BY id DESC LIMIT {TYPICAL_WINDOW}"
+)
+
+
+def answer_seconds_median(durations_ms: list[int], minimum: int = 1) -> float | None:
+    """The median of answer times in milliseconds, in seconds clamped to ANSWER_SECONDS_RANGE;
+    None with fewer than `minimum`."""
+    if not durations_ms or len(durations_ms) < minimum:
+        return None
+    ordered = sorted(durations_ms)
+    middle = len(ordered) // 2
+    median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    low, high = ANSWER_SECONDS_RANGE
+    return min(max(median / 1000, low), high)
+
+
 def read_snapshot(db_path: Path, *, strict: bool = False) -> Snapshot | None:
     """The current schedules; EMPTY when there is no database yet, None if it needs migrating
     (or is newer than this drill). A file it cannot read: None, or DatabaseError if `strict`."""
@@ -110,11 +194,21 @@ def _read(db_path: Path) -> Snapshot | None:
             return None
         rows = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM {CARD_STATE}").fetchall()
         schedules = {row.card_id: row for row in map(_schedule_row, rows)}
+        newest = conn.execute(NEWEST_PLAN).fetchone()
+        timed = [value for (value,) in conn.execute(NEWEST_TIMED)]
     except (sqlite3.Error, ValueError, TypeError) as error:  # damaged file, garbage in a column
         raise _unreadable(db_path, error) from None
     finally:
         conn.close()
-    return Snapshot(schedules=schedules)
+    plan, ended, damaged = (None, False, None)
+    if newest is not None:
+        plan, ended, damaged = plan_row(dict(zip(PLAN_COLUMNS, newest, strict=True)))
+    return Snapshot(
+        schedules=schedules,
+        plan=None if ended else plan,
+        typical_answer_s=answer_seconds_median(timed, TYPICAL_MINIMUM),
+        plan_damaged=damaged,
+    )
 
 
 _COLUMNS = ("card_id", "deck_id", "state", "step", "stability", "difficulty", "due",
@@ -148,6 +242,9 @@ def _schedule_row(values: tuple) -> ScheduleRow:  # type: ignore[type-arg]
         content_hash=row["content_hash"] if isinstance(row["content_hash"], str) else None,
         introduced_at=optional_time(row["introduced_at"], "introduced_at"),
         leech=bool(row["leech"]),
+        last_review=optional_time(row["last_review"], "last_review"),
+        stability=row["stability"],
+        difficulty=row["difficulty"],
     )
 
 

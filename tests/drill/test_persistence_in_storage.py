@@ -1,7 +1,7 @@
 """Persistence lives in storage/: no drill module opens a session or a unit of work, touches the
 engine, or imports a table module; it calls storage's repositories (db.review, db.runs,
-db.exercises, db.mocks). The import-linter contract `persistence-in-storage` keeps sqlmodel and
-sqlalchemy out of drill; this test covers what an import graph cannot see."""
+db.exercises, db.mocks, db.plans). The import-linter contract `persistence-in-storage` keeps
+sqlmodel and sqlalchemy out of drill; this test covers what an import graph cannot see."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import ast
 from tests.support.paths import REPO
 
 TABLE_MODULES = ("storage.tables", "storage.mock_tables", "storage.exercise_tables",
-                 "storage.run_tables")  # fmt: skip
+                 "storage.run_tables", "storage.plan_tables")  # fmt: skip
 
 
 def offences(source: str) -> list[str]:

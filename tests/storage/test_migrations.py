@@ -31,12 +31,14 @@ def _all_table_modules() -> list[str]:
     return names
 
 
-def test_schema_version_is_6() -> None:
-    assert LATEST_VERSION == 6
+def test_schema_version_is_7() -> None:
+    assert LATEST_VERSION == 7
 
 
 def test_every_sqlmodel_table_is_created_by_the_migrations() -> None:
-    assert {"tables", "mock_tables", "exercise_tables", "run_tables"} <= set(_all_table_modules())
+    assert {"tables", "mock_tables", "exercise_tables", "run_tables", "plan_tables"} <= set(
+        _all_table_modules()
+    )
     migrated = expected_schema(LATEST_VERSION)
     for name, table in SQLModel.metadata.tables.items():
         assert name in migrated, f"{name} has a model but no migration creates it"

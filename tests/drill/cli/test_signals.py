@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from storage.integrity import check_database
+from storage.migrations import LATEST_VERSION
 from tests.support.review_logs import LogBuilder
 from tests.support.signal_child import PARKED
 from trainer_lab.procs import descendants, is_alive
@@ -124,7 +125,7 @@ def test_a_signal_during_db_restore_keeps_the_live_database_whole(
     _wait_for_line(proc, "stderr", PARKED)
     _stopped(proc, signum)
     assert _leftovers(home, home / "backups") == []
-    assert check_database(live) == (6, [])
+    assert check_database(live) == (LATEST_VERSION, [])
     assert _cards(live) == 300  # the old database: the copy-in is one transaction, rolled back
     for kept in (home / "backups").glob("*.sqlite3"):  # a kept copy is complete, or absent
         assert check_database(kept)[1] == [] and _cards(kept) == 300

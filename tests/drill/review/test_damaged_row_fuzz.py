@@ -23,6 +23,7 @@ from drill.settings import Settings
 from storage.db import open_database
 from storage.domains import card_state_problems, review_log_problems
 from storage.integrity import check_database
+from storage.migrations import LATEST_VERSION
 
 NOW = datetime(2026, 3, 10, 12, tzinfo=UTC)
 DECK = """\
@@ -130,7 +131,7 @@ def test_any_card_state_row_is_reviewed_or_skipped(
     path = _database(template, tmp_path)
     _insert(path, "card_state", {"card_id": "alpha", "deck_id": "basics", **row})
     version, problems = check_database(path)
-    assert version == 6 and all(isinstance(p, str) and "\n" not in p for p in problems)
+    assert version == LATEST_VERSION and all(isinstance(p, str) and "\n" not in p for p in problems)
     sound = card_state_problems(_stored(path, "card_state")) == []
     assert sound == (problems == []), problems
 
