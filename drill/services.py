@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,9 +36,11 @@ if TYPE_CHECKING:
     from drill.mock.launch import Interrupted
     from drill.mock.round import MockRun, RateCard
     from drill.mock.store import MockStore
+    from drill.plan.readiness import Readiness
     from drill.review.session import ReviewSession
     from drill.review.study import StudyFilter
     from drill.settings import Settings
+    from storage.snapshot import PlanRow
 
 __all__ = [
     "Services",
@@ -161,6 +163,21 @@ class Services:
         from drill.mock.coding.history import record_grading
 
         record_grading(result, out_dir, notify, db=self.db)
+
+    # --- the interview plan ---------------------------------------------------------------------
+    def readiness(self) -> Readiness:
+        """Readiness per topic on the interview date (today without a plan) and the five
+        weakest items with their actions (drill.plan.readiness)."""
+        from drill.plan.readiness import readiness
+
+        return readiness(self.decks, self.db, self.settings, self.now(), deck_dirs=self.deck_dirs)
+
+    def set_plan(self, day: date, role: str, minutes: int) -> PlanRow:
+        """Record a new interview profile, in force from now (drill.plan.profile.set_profile:
+        a one-line DrillError for a date, role or budget it refuses; earlier ones are kept)."""
+        from drill.plan.profile import set_profile
+
+        return set_profile(self.db, day, role, minutes, self.now(), self.settings)
 
     # --- settings ------------------------------------------------------------------------------
     def use_fsrs_parameters(self, parameters: Sequence[float]) -> None:

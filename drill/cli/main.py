@@ -15,7 +15,6 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import NoReturn
 
 from drill import __version__
@@ -27,6 +26,8 @@ from drill.cli import (
     lab,
     mock,
     optimize,
+    plan,
+    readiness,
     runs,
     signals,
     stats,
@@ -109,7 +110,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decks_option(due, top=False)
     due.set_defaults(func=cmd_due)
 
-    for module in (cards, db, exercise, export, lab, mock, optimize, runs, stats, study, verify):
+    for module in (
+        cards,
+        db,
+        exercise,
+        export,
+        lab,
+        mock,
+        optimize,
+        plan,
+        readiness,
+        runs,
+        stats,
+        study,
+        verify,
+    ):
         module.register(sub)
     return parser
 
@@ -156,11 +171,12 @@ def cmd_decks_check(args: argparse.Namespace) -> int:
 
 
 def cmd_due(args: argparse.Namespace) -> int:
+    from drill import times
     from drill.decks.hints import check_command
     from drill.decks.loader import load_decks
     from drill.paths import database_path
     from drill.review.due import due_counts
-    from drill.review.queue import review_day
+    from drill.review.queue import planned_review_day
     from drill.settings import load_settings
     from storage.snapshot import read_snapshot
 
@@ -174,8 +190,8 @@ def cmd_due(args: argparse.Namespace) -> int:
         snapshot = read_snapshot(database_path())
         if snapshot is None:
             raise DrillError(f"cannot read the database {database_path()}")
-    now = datetime.now(UTC)
-    day = review_day(now, settings, snapshot)
+    now = times.utc_now()  # the app's one wall clock (a test sets it there)
+    day = planned_review_day(now, settings, snapshot, decks.index)  # the interview plan too
     summaries, total = due_counts(decks.outline(), snapshot.schedules, now, day)
     if args.json:
         payload = {"decks": [s.as_json() for s in summaries], "totals": total}

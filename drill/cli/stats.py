@@ -79,9 +79,9 @@ def text_report(stats: Stats) -> list[str]:
         lines.append(
             f"  {deck:<24} {_pct(r['rate']):>7}  of {counted(r['reviews'], 'mature review')}"
         )
-    forecast = data["forecast"]
+    forecast, today = data["forecast"], data["due_today"]
     lines.append(
-        f"due: today {forecast[0]} · next 7 days {sum(forecast[:7])} · next 30 days {sum(forecast)}"
+        f"due: today {today} · next 7 days {sum(forecast[:7])} · next 30 days {sum(forecast)}"
     )
     for kind in ("tags", "decks"):
         weak = data[f"weakest_{kind}"]

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from drill.decks.index import CardRecord, DeckIndex, DeckOutline, Problem, load_index
 from drill.paths import database_path
+from drill.review.deadline import Deadline
+from drill.review.pacing import order_new
 from drill.review.queue import (
     QueueEntry,
     ReviewDay,
@@ -19,11 +21,11 @@ from drill.review.queue import (
     is_due,
     is_new,
     new_remaining,
+    planned_review_day,
     queue_for,
-    review_day,
 )
 from drill.settings import Settings, load_settings
-from storage.snapshot import ScheduleRow, read_snapshot
+from storage.snapshot import PlanRow, ScheduleRow, read_snapshot
 
 
 @dataclass(frozen=True)
@@ -52,11 +54,23 @@ def deck_summaries(
     new_limit: int,
     introduced_today: int,
     day_end: datetime | None = None,
+    deadline: Deadline | None = None,
 ) -> list[DeckSummary]:
     """Counts per deck. The daily new limit is shared by all decks, so each deck's `new` is
-    capped by what is left of it today (the total is capped again by `totals`). A review card
-    is due by day (drill.review.queue.is_due, with `day_end` the next day's start)."""
+    capped by what is left of it today (the total is capped again by `totals`); with a
+    `deadline` (the interview plan) a deck's `new` is the number of its cards among the day's
+    new cards in the plan's order, which the queue shows. A review card is due by day
+    (drill.review.queue.is_due, with `day_end` the next day's start)."""
     allowance = new_remaining(new_limit, introduced_today)
+    planned_new: set[str] | None = None
+    if deadline is not None:
+        fresh = [
+            card_id
+            for deck in outline
+            for card_id in deck.card_ids
+            if is_available(schedules.get(card_id), now) and is_new(schedules.get(card_id))
+        ]
+        planned_new = set(order_new(fresh, deadline)[:allowance])
     summaries: list[DeckSummary] = []
     for deck in outline:
         due = new = 0
@@ -66,7 +80,7 @@ def deck_summaries(
             if not is_available(row, now):
                 continue
             if is_new(row):
-                new += 1
+                new += planned_new is None or card_id in planned_new
             elif row is not None and row.due is not None:
                 if is_due(row, now, day_end):
                     due += 1
@@ -91,9 +105,12 @@ def due_counts(
     day: ReviewDay,
 ) -> tuple[list[DeckSummary], dict[str, int]]:
     """Per-deck counts and their totals at `now` within `day` (drill.review.queue.review_day):
-    what the home screen and `drill due` show."""
+    what the home screen, `drill due` and the stats' "due today" show. `schedules` are the
+    stored ones; with a plan the day moves them (ReviewDay.planned), as the queue does."""
     limits = {"new_limit": day.new_limit, "introduced_today": day.introduced_today}
-    summaries = deck_summaries(outline, schedules, now, **limits, day_end=day.next_start)
+    planned = day.planned(schedules, now)
+    summaries = deck_summaries(outline, planned, now, **limits, day_end=day.next_start,
+                               deadline=day.deadline)  # fmt: skip
     return summaries, totals(summaries, **limits)
 
 
@@ -106,7 +123,10 @@ class FirstPaint:
     totals: dict[str, int]
     queue: list[QueueEntry]
     first: CardRecord | None
-    schedules: Mapping[str, ScheduleRow]
+    schedules: Mapping[str, ScheduleRow]  # as stored (the plan's moves are in the counts)
+    plan: PlanRow | None = None  # the interview profile in force (Snapshot.plan)
+    typical_answer_s: float | None = None  # Snapshot.typical_answer_s
+    deadline: Deadline | None = None  # the plan as the scheduler reads it, when active today
 
     @property
     def problems(self) -> list[Problem]:
@@ -147,8 +167,9 @@ def first_paint(
     now = now or datetime.now(UTC)
     settings = settings or load_settings()
     outline = index.outline()
-    day = review_day(now, settings, snapshot)
+    day = planned_review_day(now, settings, snapshot, index)
     summaries, total = due_counts(outline, snapshot.schedules, now, day)
     queue = queue_for(outline, snapshot.schedules, now, day, deck_id)
     first = index.card_record(queue[0].card_id) if queue else None
-    return FirstPaint(index, summaries, total, queue, first, snapshot.schedules)
+    return FirstPaint(index, summaries, total, queue, first, snapshot.schedules, snapshot.plan,
+                      snapshot.typical_answer_s, day.deadline)  # fmt: skip

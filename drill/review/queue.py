@@ -7,6 +7,11 @@ starts) and what is left of its new-card limit; the queue, the due counts and `d
 The learner's day itself (`learner_date`, `day_start`, `next_day_start`) lives in drill.times
 and is re-exported here. A review card is due by day, as in Anki: from the start of its due day
 on; learning and relearning cards are due by time.
+
+With an interview plan in force (drill.review.deadline), the day carries its Deadline: the
+queue and the due counts then read the planned schedules (ReviewDay.planned), the day's new
+cards are the plan's quota (worked out at the day's start) in the role's value order. One rule
+for every count: home, `drill due`, the stats and the session all go through here.
 """
 
 from __future__ import annotations
@@ -14,15 +19,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from drill.decks.index import DeckOutline
+from drill.decks.index import DeckIndex, DeckOutline
+from drill.review.deadline import REVIEW_STATE as REVIEW_STATE  # fsrs State.Review
+from drill.review.deadline import Deadline, active_deadline, deadline_for, planned_schedules
+from drill.review.pacing import day_quota, fitted_to_budget, order_new
 from drill.settings import Settings
 from drill.times import day_start, next_day_start
 from drill.times import learner_date as learner_date  # re-exported: the fit and stats use it
 from storage.snapshot import ScheduleRow, Snapshot
 from storage.snapshot import damaged_notice as damaged_notice  # re-exported: home says it
 
-REVIEW_STATE = 2  # fsrs State.Review, as stored in card_state.state
+if TYPE_CHECKING:
+    from drill.decks.roles import RoleTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,26 +48,64 @@ class ReviewDay:
 
     start: datetime  # day_start(): the last local day_start_hour:00 at or before the moment
     next_start: datetime  # next_day_start(): when "tomorrow" begins (bury lasts until then)
-    new_limit: int  # Settings.new_cards_per_day, across all decks
+    new_limit: int  # Settings.new_cards_per_day across all decks, or the plan's quota
     introduced_today: int  # cards first reviewed from `start` up to the moment (never later)
     learn_ahead: timedelta = timedelta(0)  # cards due within this window are offered now too
+    deadline: Deadline | None = None  # the interview plan, when it schedules this day
+    day_start_hour: int = 4  # Settings.day_start_hour (the planned days start then)
 
     @property
     def new_allowance(self) -> int:
         """New cards that may still be introduced today."""
         return new_remaining(self.new_limit, self.introduced_today)
 
+    def planned(
+        self, schedules: Mapping[str, ScheduleRow], now: datetime
+    ) -> Mapping[str, ScheduleRow]:
+        """The schedules as the plan moves them (drill.review.deadline.planned_schedules); the
+        stored ones without a plan."""
+        return planned_schedules(schedules, self.deadline, now, self.day_start_hour)
 
-def review_day(now: datetime, settings: Settings, snapshot: Snapshot) -> ReviewDay:
-    """The day containing `now` (local day_start_hour) and how many new cards it introduced."""
-    start = day_start(now, settings.day_start_hour)
+
+def review_day(
+    now: datetime, settings: Settings, snapshot: Snapshot, deadline: Deadline | None = None
+) -> ReviewDay:
+    """The day containing `now` (local day_start_hour) and how many new cards it introduced.
+    With a `deadline` that is active today, the new-card limit is the plan's quota for the day
+    (drill.review.deadline.day_quota), in place of Settings.new_cards_per_day."""
+    hour = settings.day_start_hour
+    start = day_start(now, hour)
+    limit = settings.new_cards_per_day
+    deadline = active_deadline(deadline, learner_date(now, hour))
+    if deadline is not None:
+        deadline = fitted_to_budget(deadline, snapshot.schedules, now, hour)
+        planned = planned_schedules(snapshot.schedules, deadline, now, hour)
+        limit = day_quota(planned, deadline, now, hour)
     return ReviewDay(
         start=start,
-        next_start=next_day_start(now, settings.day_start_hour),
-        new_limit=settings.new_cards_per_day,
+        next_start=next_day_start(now, hour),
+        new_limit=limit,
         introduced_today=snapshot.introduced_since(start, until=now),
         learn_ahead=timedelta(minutes=settings.learn_ahead_minutes),
+        deadline=deadline,
+        day_start_hour=hour,
     )
+
+
+def planned_review_day(
+    now: datetime,
+    settings: Settings,
+    snapshot: Snapshot,
+    index: DeckIndex | None,
+    roles: RoleTable | None = None,
+) -> ReviewDay:
+    """review_day with the interview plan in force (Snapshot.plan) over the decks of `index`:
+    what first paint, the session, `drill due` and the stats use. Without a plan (or without
+    an index) it is review_day. `roles`: the bundled role table when None."""
+    deadline = None
+    if snapshot.plan is not None and index is not None:
+        deadline = deadline_for(snapshot.plan, index, settings, snapshot.typical_answer_s, roles)
+    return review_day(now, settings, snapshot, deadline)
 
 
 def is_available(row: ScheduleRow | None, now: datetime) -> bool:
@@ -107,9 +155,10 @@ def build_queue(
     deck_id: str | None = None,
     learn_ahead: timedelta = timedelta(0),
     day_end: datetime | None = None,
+    deadline: Deadline | None = None,
 ) -> list[QueueEntry]:
     """Due cards (is_due: review cards due before `day_end`, the others due <= now), oldest
-    due first; then new cards in deck order, up to
+    due first; then new cards in deck order (with a `deadline`: the plan's order), up to
     `new_limit - introduced_today`; then cards due within `learn_ahead` (a learning step
     a few minutes away), soonest first: the same window a session uses for a card it just
     rated, so reopening offers them too. Suspended and buried-until-later cards are skipped."""
@@ -134,6 +183,9 @@ def build_queue(
                 order += 1
     due.sort(key=lambda item: (item[0], item[1]))
     ahead.sort(key=lambda item: (item[0], item[1]))
+    if deadline is not None:
+        by_id = {entry.card_id: entry for entry in fresh}
+        fresh = [by_id[card_id] for card_id in order_new(list(by_id), deadline)]
     fresh = fresh[: new_remaining(new_limit, introduced_today)]
     return [e for _, _, e in due] + fresh + [e for _, _, e in ahead]
 
@@ -145,14 +197,16 @@ def queue_for(
     day: ReviewDay,
     deck_id: str | None = None,
 ) -> list[QueueEntry]:
-    """The review queue at `now` within `day`'s new-card budget (first paint and sessions)."""
+    """The review queue at `now` within `day`'s new-card budget (first paint and sessions),
+    over the planned schedules when the day has a plan (`schedules`: the stored ones)."""
     return build_queue(
         outline,
-        schedules,
+        day.planned(schedules, now),
         now,
         new_limit=day.new_limit,
         introduced_today=day.introduced_today,
         deck_id=deck_id,
         learn_ahead=day.learn_ahead,
         day_end=day.next_start,
+        deadline=day.deadline,
     )

@@ -200,20 +200,24 @@ def preview_intervals(
     *,
     card_id: str = "",
     tz: tzinfo | None = None,
+    planned: Callable[[StateDict], datetime] | None = None,
 ) -> dict[int, timedelta]:
     """Rating -> the interval that rating gives: the same computation as the rating itself
     (fuzz included, so pass the same `card_id` and settings). A review card's interval is
-    whole learner days (it is due from the start of that day); a learning step is its time."""
+    whole learner days (it is due from the start of that day); a learning step is its time.
+    `planned` gives the due a state after the rating really has (the interview plan moves a
+    review earlier: drill.review.deadline); without it, the stored FSRS due."""
     settings = settings or Settings()
     hour = settings.day_start_hour
     today = learner_date(_as_utc(now), hour, tz)
     intervals: dict[int, timedelta] = {}
     for rating in RATING_NAMES:
         after = next_state(scheduler, before, rating, now, settings, card_id=card_id, tz=tz)
+        due = planned(after) if planned is not None else after["due"]
         if after["state"] == State.Review:
-            intervals[rating] = timedelta(days=(learner_date(after["due"], hour, tz) - today).days)
+            intervals[rating] = timedelta(days=(learner_date(due, hour, tz) - today).days)
         else:
-            intervals[rating] = after["due"] - _as_utc(now)
+            intervals[rating] = due - _as_utc(now)
     return intervals
 
 

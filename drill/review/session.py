@@ -25,8 +25,9 @@ from datetime import datetime, timedelta
 from drill.decks.loader import DeckSet
 from drill.decks.models import Card
 from drill.errors import StorageError
+from drill.review.deadline import planned_due, row_from_state
 from drill.review.outside import LOGGED, RESCHEDULED, CardChange, kept_schedule, rate_from_outside
-from drill.review.queue import QueueEntry, is_due, next_day_start, queue_for, review_day
+from drill.review.queue import QueueEntry, is_due, next_day_start, planned_review_day, queue_for
 from drill.review.scheduler import (
     RatedCard,
     leech_notice,
@@ -102,14 +103,19 @@ class ReviewSession:
         self._ahead: frozenset[str] = frozenset()  # custom study: not due, schedule kept
         self._learning: list[tuple[datetime, int, QueueEntry]] = []  # sorted by due
         self._learning_seq = 0
+        # the interview plan (drill.review.deadline): the queue reads the planned schedules,
+        # and a preview shows the due the plan gives, so previews equal ratings
+        day = planned_review_day(started, self._settings, snapshot, decks.index)
+        self._deadline = day.deadline
+        self._schedules = dict(snapshot.schedules)  # kept current: ratings, undo
         if study is not None:
             plan = study_queue(decks, snapshot.schedules, started, study, self._settings)
             entries, self._ahead = plan.entries, plan.ahead
         else:
-            day = review_day(started, self._settings, snapshot)
+            planned = day.planned(snapshot.schedules, started)
             entries = []
             for entry in queue_for(decks.outline(), snapshot.schedules, started, day, deck_id):
-                row = snapshot.schedules.get(entry.card_id)
+                row = planned.get(entry.card_id)
                 if (
                     row is not None
                     and row.due is not None
@@ -160,8 +166,14 @@ class ReviewSession:
         if self._current is None:
             return {}
         card_id = self._current.card.id  # seeds the fuzz: the preview is what the rating gives
-        return preview_intervals(self._scheduler, self._state(card_id), self._now(),
-                                 self._settings, card_id=card_id)  # fmt: skip
+        deck_id, now = self._current.deck_id, self._now()
+
+        def planned(after: StateDict) -> datetime:  # the due the plan gives (none: FSRS's)
+            return planned_due(self._schedules, self._deadline, card_id, deck_id, after, now,
+                               self._settings.day_start_hour)  # fmt: skip
+
+        return preview_intervals(self._scheduler, self._state(card_id), now, self._settings,
+                                 card_id=card_id, planned=planned)  # fmt: skip
 
     # --- acting ------------------------------------------------------------------------------
     def rate(self, rating: int, duration_ms: int) -> None:
@@ -252,6 +264,7 @@ class ReviewSession:
                          self._hashes.get(card.id))  # fmt: skip
         self._undo.append(undo)
         self._states[card.id] = rated.after
+        self._schedules[card.id] = row_from_state(card.id, entry.deck_id, rated.after)
         self._hashes[card.id] = content_hash
         self._kinds[card.id] = rated.after.get("state")
         self._reviewed += 1
@@ -295,6 +308,7 @@ class ReviewSession:
             if not self._db.review.undo_review(last.log_id):
                 return False
             self._states[card_id] = last.before
+            self._restore_schedule(card_id, last.entry.deck_id, last.before)
             self._hashes[card_id] = last.hash_before
             self._kinds[card_id] = (last.before or {}).get("state")
             self._reviewed -= 1
@@ -341,6 +355,12 @@ class ReviewSession:
         if card_id not in self._states:
             self._states[card_id] = self._db.review.card_state(card_id)
         return self._states[card_id]
+
+    def _restore_schedule(self, card_id: str, deck_id: str, before: StateDict | None) -> None:
+        if before is None:
+            self._schedules.pop(card_id, None)
+        else:
+            self._schedules[card_id] = row_from_state(card_id, deck_id, before)
 
     def _add_learning(self, due: datetime, entry: QueueEntry) -> None:
         self._learning_seq += 1

@@ -8,7 +8,9 @@ storage.stats_queries; this module turns the grouped rows into the figures:
   Again, overall, per deck and per week, next to the desired retention; custom-study ratings of
   cards that were not due are left out (review_log.schedule_kept; Anki leaves out filtered-deck
   reviews the same way);
-- the due forecast for the next 30 days and the card counts by state;
+- the due forecast for the next 30 days and the card counts by state; "due today" is the home
+  screen's count (drill.review.due.due_counts, the interview plan included), and the forecast
+  reads the same planned schedules;
 - the weakest tags and decks (most lapses, then lowest retention);
 - calibration of lab predictions by stated certainty, and mock-round (talk, coding and
   notebook) and exercise-check results over time.
@@ -142,6 +144,13 @@ class Stats:
     mock_results: list[MockResult] = field(default_factory=list)  # talk rounds, oldest first
     coding_rounds: list[CodingRoundResult] = field(default_factory=list)  # newest first
     exercise_results: list[ExerciseResult] = field(default_factory=list)  # oldest first
+    due_now: int | None = None  # cards due now by the queue's rule (stats_for: due_counts)
+
+    @property
+    def due_today(self) -> int:
+        """The "due today" figure: the home screen's and `drill due`'s count when stats_for
+        worked it out, else the forecast's day 0."""
+        return self.due_now if self.due_now is not None else self.forecast[0]
 
     @property
     def exercises_solved(self) -> list[str]:
@@ -170,6 +179,7 @@ class Stats:
                 {"week": w.isoformat(), **ret(r)} for w, r in self.retention_by_week
             ],
             "forecast": self.forecast,
+            "due_today": self.due_today,
             "counts": self.counts,
             "weakest_tags": [asdict(w) for w in self.weakest_tags],
             "weakest_decks": [asdict(w) for w in self.weakest_decks],
@@ -340,7 +350,7 @@ def card_counts(cards: list[CardInfo], state_of: Mapping[str, q.CardStateRow]) -
 
 def forecast(
     cards: list[CardInfo],
-    state_of: Mapping[str, q.CardStateRow],
+    state_of: Mapping[str, Any],  # q.CardStateRow or storage.snapshot.ScheduleRow
     now: datetime,
     today: date,
     shift_minutes: int,
@@ -443,4 +453,25 @@ def stats_for(
         day_start_hour=settings.day_start_hour,
     )
     stats.coding_rounds = list(coding_rounds)
+    planned_due_figures(stats, decks, db_path, settings, now)
     return stats
+
+
+def planned_due_figures(stats: Stats, decks: Any, db_path: Path, settings: Any,
+                        now: datetime) -> None:  # fmt: skip
+    """Set the stats' due figures by the queue's one rule: "due today" is due_counts' total
+    (what home and `drill due` show) and the forecast counts the planned schedules (the
+    interview plan's moves included). Left as they are when the file cannot be read light."""
+    from drill.review.due import due_counts
+    from drill.review.queue import planned_review_day
+    from storage.snapshot import read_snapshot
+
+    snapshot = read_snapshot(db_path)
+    if snapshot is None:
+        return
+    day = planned_review_day(now, settings, snapshot, decks.index)
+    _, total = due_counts(decks.outline(), snapshot.schedules, now, day)
+    stats.due_now = total["due"]
+    shift = day_shift_minutes(now, settings.day_start_hour)
+    planned = day.planned(snapshot.schedules, now)
+    stats.forecast = forecast(cards_from_decks(decks), planned, now, stats.today, shift)

@@ -1,7 +1,13 @@
-"""Home screen: one row per deck with due / new counts and when its next card is due."""
+"""Home screen: the today queue (drill.plan.today: reviews, new cards, a lab to predict, an
+exercise, the mock round on its planned days, each with minutes and progress; `enter` on it opens
+the next item), the interview plan in force on one line, and one row per deck with due / new
+counts and when its next card is due. It reads again after any rating (CardsRated), on coming
+back to it, once the services have loaded (the lab, exercise and round items need the database)
+and when a count changes with time (one timer)."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
@@ -10,6 +16,18 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from drill import actions
+from drill.plan.today import (
+    EXERCISE,
+    LAB,
+    MOCK,
+    NEW,
+    REVIEWS,
+    TodayItem,
+    days_left,
+    next_item,
+    today_queue,
+)
 from drill.review.queue import damaged_notice
 from drill.times import next_day_start
 from drill.tui.formatting import format_next_due, next_due_text_change
@@ -22,6 +40,7 @@ if TYPE_CHECKING:
 
     from textual.timer import Timer
 
+    from drill.plan.today import PlanRow
     from drill.review.due import FirstPaint
     from drill.tui.host import DrillHost
 
@@ -32,26 +51,57 @@ PAST_THE_CHANGE_S = 0.05  # the timer fires this long after the text changes, ne
 TABLE_CHROME = 2 + 2  # the title column's padding and the table's vertical scrollbar
 
 
-def title_room(width: int, rows: list[tuple[str, str, str]]) -> int:
-    """Cells the Deck column's titles may take in a table `width` wide, so that the Due, New
-    and Next due columns (`rows`, each padded by one cell a side) always fit."""
+def title_room(
+    width: int, rows: list[tuple[str, ...]], headers: tuple[str, ...] = COUNT_HEADERS
+) -> int:
+    """Cells the first column (deck titles, today's labels) may take in a table `width` wide,
+    so that the other columns (`rows`, each padded by one cell a side) always fit."""
     others = sum(
-        max([len(header), *(len(row[i]) for row in rows)]) + 2
-        for i, header in enumerate(COUNT_HEADERS)
+        max([len(header), *(len(row[i]) for row in rows)]) + 2 for i, header in enumerate(headers)
     )
     return max(width - others - TABLE_CHROME, len("Deck"))
 
 
+TODAY_HEADERS = ("Today", "Min", "Done")
+
+
+def minutes_text(minutes: float) -> str:
+    """Whole minutes, rounded up (a started minute counts); "-" for nothing left."""
+    return "-" if minutes <= 0 else str(math.ceil(minutes - 1e-9))
+
+
+def plan_line(plan: PlanRow, now: datetime, day_start_hour: int) -> str:
+    """The interview plan in force on one line: "Interview in 10 days · ROLE · 45 min/day"."""
+    left = days_left(plan, now, day_start_hour)
+    if left > 1:
+        when = f"Interview in {left} days"
+    elif left == 1:
+        when = "Interview tomorrow"
+    elif left == 0:
+        when = "Interview today"
+    else:
+        when = f"Interview was on {plan.interview_day.isoformat()} (plain scheduling again)"
+    return f"{when} · {plan.role} · {plan.minutes_per_day} min/day"
+
+
 class HomeScreen(Screen[None]):
+    DEFAULT_CSS = """
+    HomeScreen #home-plan { height: 1; padding: 0 1; text-style: bold; }
+    HomeScreen #today { height: auto; margin-bottom: 1; }
+    """
+    AUTO_FOCUS = "#decks"  # the deck table, as before; tab reaches the today queue
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "review_selected", "Review", key_display="↵"),
-        Binding("a", "review_all", "All"),
+        # enter and `a` are said on the totals line: the 80-column footer keeps "q Quit"
+        Binding("enter,space", "review_selected", "Review", key_display="↵", show=False),
+        Binding("a", "review_all", "All", show=False),
         Binding("c", "study", "Study"),
         Binding("m", "mock", "Mock"),
         Binding("L", "labs", "Labs"),
         Binding("X", "exercises", "Exercises"),  # short labels: the 80-column footer keeps "q Quit"
         Binding("S", "stats", "Stats"),
         Binding("B", "browse", "Cards"),  # the card browser, as `drill cards`
+        Binding("P", "plan", "Plan"),  # the interview plan form
+        Binding("R", "readiness", "Ready"),  # readiness per topic
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -65,6 +115,8 @@ class HomeScreen(Screen[None]):
         self._shown_width = 0
         self._change_timer: Timer | None = None
         self.next_change_in: timedelta | None = None  # until the counts or a "Next due" change
+        self.today: list[TodayItem] = []  # the today queue as shown, in walking order
+        self.plan: PlanRow | None = None  # the interview plan in force, as last read
 
     @property
     def drill_app(self) -> DrillHost:
@@ -72,6 +124,12 @@ class HomeScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("drill · review", id="home-title")
+        plan = Static("", id="home-plan")  # the interview plan in force; hidden without one
+        plan.display = False
+        yield plan
+        today: DataTable[str] = DataTable(id="today", cursor_type="row")
+        today.add_columns(*TODAY_HEADERS)
+        yield today
         table: DataTable[str] = DataTable(id="decks", cursor_type="row", zebra_stripes=True)
         table.add_columns("Deck", *COUNT_HEADERS)
         yield table
@@ -84,6 +142,13 @@ class HomeScreen(Screen[None]):
     def on_mount(self) -> None:
         startup, self._startup = self._startup, None
         self.show(startup)
+        if self.drill_app.services is None:
+            self.run_worker(self._when_loaded(), name="home-services", exit_on_error=False)
+
+    async def _when_loaded(self) -> None:
+        """The lab, exercise and round items read the database: show them once it is open."""
+        if await self.drill_app.wait_services() is not None and self.loaded:
+            self.refresh_counts()
 
     def on_screen_resume(self) -> None:
         if self._resumed_before:  # back from a review: counts changed
@@ -153,13 +218,59 @@ class HomeScreen(Screen[None]):
             table.move_cursor(row=min(row, len(self.deck_ids) - 1))
             totals.update(
                 f"All decks: {data.totals['due']} due, {data.totals['new']} new · "
-                "enter: review deck · a: review all"
+                "enter: review deck · a: all decks · tab: today"
             )
         else:
             totals.update("No decks found. Add YAML decks with --decks DIR or DRILL_DECKS.")
         self._show_notice(damaged_notice(data.schedules))
+        self._show_today(data, now)
         self._arm_next_change(data, now)
         self.refresh_bindings()
+
+    def _show_today(self, data: FirstPaint, now: datetime) -> None:
+        """The plan line and the today queue, from this read (its counts are the deck table's)
+        and, once the services have loaded, the database (lab, exercise, round)."""
+        settings = self.drill_app.backend.settings
+        services = self.drill_app.services
+        self.plan = data.plan
+        line = self.query_one("#home-plan", Static)
+        line.display = self.plan is not None
+        if self.plan is not None:
+            line.update(shown(plan_line(self.plan, now, settings.day_start_hour)))
+        # Covered by another screen (a review rating a card every few seconds), only the counts
+        # are read again; the lab, exercise and round items when home shows again (resume).
+        covered = services is not None and not self.is_current
+        db = services.db if services is not None and not covered else None
+        done = actions.read(
+            lambda: today_queue(
+                data,
+                now,
+                settings,
+                plan=self.plan,
+                typical_answer_s=data.typical_answer_s,
+                db=db,
+            )
+        )
+        if done.value is None:  # the database or the role table could not be read: say so
+            self.notify(str(done.notice), severity="error", timeout=8)
+        elif covered:
+            counted = [item for item in done.value if item.kind in (REVIEWS, NEW)]
+            self.today = counted + [i for i in self.today if i.kind not in (REVIEWS, NEW)]
+        else:
+            self.today = done.value
+        table = self.query_one("#today", DataTable)
+        table.clear(columns=True)  # columns too: the label column may shrink
+        table.add_columns(*TODAY_HEADERS)
+        rows = [
+            (minutes_text(item.minutes), item.progress + (" ✓" if item.finished else ""))
+            for item in self.today
+        ]
+        room = title_room(self._shown_width, rows, TODAY_HEADERS[1:])
+        for item, counts in zip(self.today, rows, strict=True):
+            table.add_row(clip(item.label, room), *cells(*counts))
+        upcoming = next_item(self.today)
+        if upcoming is not None:
+            table.move_cursor(row=self.today.index(upcoming))
 
     def _show_notice(self, notice: str | None) -> None:
         """A status line under the totals while some cards are skipped as damaged."""
@@ -169,9 +280,59 @@ class HomeScreen(Screen[None]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.action_review_selected()
+        if event.data_table.id == "today":
+            self.open_today(event.cursor_row)
+        else:
+            self.action_review_selected()
+
+    def open_today(self, row: int) -> None:
+        """Open the today item on `row`, or the next one not done when that one is (so `enter`
+        walks the queue in order: reviews, new cards, the lab, the exercise, the round)."""
+        if not self.today:
+            return
+        item = self.today[min(max(row, 0), len(self.today) - 1)]
+        if item.finished:
+            found = next_item(self.today)
+            if found is None:
+                self.notify("Today's queue is done.", timeout=4)
+                return
+            item = found
+        if item.kind == LAB:
+            self._open_lab(item.target)
+        elif item.kind == EXERCISE:
+            self._open_exercise(item.target)
+        elif item.kind == MOCK:
+            self.action_mock()
+        else:  # reviews and new cards: one session over all decks, due cards first
+            self.drill_app.start_review(None)
+
+    def _open_lab(self, card_id: str) -> None:
+        from drill.tui.screens.lab_panel import open_lab_panel
+
+        services = self.drill_app.services
+        if services is None:
+            self.notify("Still loading the decks; try again in a moment.", timeout=3)
+            return
+        card = services.decks.card(card_id)
+        if card is None:
+            self.notify(f"The card {card_id} is no longer in the decks.", timeout=4)
+            return
+        open_lab_panel(self.app, services, card, services.decks.deck_of(card_id))
+
+    def _open_exercise(self, name: str) -> None:
+        from drill.tui.screens.exercise import ExerciseScreen
+
+        services = self.drill_app.services
+        if services is None:
+            self.notify("Still loading the decks; try again in a moment.", timeout=3)
+            return
+        self.app.push_screen(ExerciseScreen(services.exercises, name))
 
     def action_review_selected(self) -> None:
+        today = self.query_one("#today", DataTable)
+        if self.focused is today:  # space on the today queue: as enter there
+            self.open_today(today.cursor_row)
+            return
         if not self.deck_ids:
             return
         table = self.query_one("#decks", DataTable)
@@ -211,3 +372,14 @@ class HomeScreen(Screen[None]):
         from drill.tui.screens.browser import open_browser_screen
 
         open_browser_screen(self.drill_app)
+
+    def action_plan(self) -> None:
+        """The interview plan form (date, role, minutes); home reads again when it closes."""
+        from drill.tui.screens.plan_form import PlanFormScreen
+
+        self.app.push_screen(PlanFormScreen(self.plan))
+
+    def action_readiness(self) -> None:
+        from drill.tui.screens.readiness import open_readiness_screen
+
+        open_readiness_screen(self.drill_app)

@@ -369,6 +369,8 @@ class ReviewScreen(Screen[None]):
         kind = session.last_action
         if not self._saved(session.undo).value:  # nothing undone, or not saved
             return
+        if session.current is not None:  # the undone card is current again
+            announce_rated(self.app, [session.current.card.id])  # home and the browser read it
         undone = {"rate": "rating", "bury": "bury", "suspend": "suspend"}.get(kind or "", "action")
         self.notify(f"Undid the {undone}", timeout=2)
         await self._show_from_session()
@@ -391,15 +393,21 @@ class ReviewScreen(Screen[None]):
 
     async def action_bury(self) -> None:
         session = await self._session_on_shown_card()
-        if session is not None and self._saved(session.bury).ok:
-            self.notify("Buried until tomorrow", timeout=2)
+        if session is not None and self.card is not None:
+            await self._set_aside(session.bury, "Buried until tomorrow")
+
+    async def _set_aside(self, write: Callable[[], None], said: str) -> None:
+        """Bury or suspend the card on screen; once saved, home and the browser read it again."""
+        card_id = self.card.id if self.card is not None else None
+        if card_id is not None and self._saved(write).ok:
+            announce_rated(self.app, [card_id])
+            self.notify(said, timeout=2)
             await self._show_from_session()
 
     async def action_suspend(self) -> None:
         session = await self._session_on_shown_card()
-        if session is not None and self._saved(session.suspend).ok:
-            self.notify("Suspended", timeout=2)
-            await self._show_from_session()
+        if session is not None and self.card is not None:
+            await self._set_aside(session.suspend, "Suspended")
 
     def _has_lab(self) -> bool:
         return self.card is not None and getattr(self.card, "lab", None) is not None

@@ -36,7 +36,7 @@ def summary_text(stats: Stats) -> str:
         f"Cards: new {c['new']} · learning {c['learning']} · young {c['young']} · "
         f"mature {c['mature']} · suspended {c['suspended']}\n"
         f"True retention {retention} (desired {stats.desired_retention:.0%}) over "
-        f"{counted(stats.retention.reviews, 'mature review')} · due today {stats.forecast[0]}"
+        f"{counted(stats.retention.reviews, 'mature review')} · due today {stats.due_today}"
     )
 
 
