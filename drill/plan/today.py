@@ -87,8 +87,13 @@ def today_queue(
     start = day_start(now, settings.day_start_hour)
     seconds = typical_answer_s or DEFAULT_ANSWER_S
     role = _role_of(plan, roles)
+    due = first.totals["due"]
+    due_ids = [entry.card_id for entry in first.queue if not entry.is_new][:due]
+    measured = db.review.answer_seconds(due_ids) if db is not None else {}
+    review_seconds = sum(measured.get(card_id, seconds) for card_id in due_ids)
+    review_seconds += (due - len(due_ids)) * seconds  # (the queue holds them all; to be safe)
     items = [
-        _reviews(first.schedules, first.totals["due"], start, now, seconds),
+        _reviews(first.schedules, due, start, now, review_seconds),
         _new(first.schedules, first.totals["new"], start, now, seconds, first.deadline),
     ]
     if db is not None:
@@ -116,8 +121,10 @@ def days_left(plan: PlanRow, now: datetime, day_start_hour: int) -> int:
 
 # --- reviews and new cards: the due counts' numbers, progress from the schedules ---------------
 def _reviews(
-    schedules: Mapping[str, ScheduleRow], due: int, start: datetime, now: datetime, seconds: float
+    schedules: Mapping[str, ScheduleRow], due: int, start: datetime, now: datetime, total: float
 ) -> TodayItem:
+    """The reviews item: `due` cards taking `total` seconds (each card's measured answer time,
+    the typical one for a card without any)."""
     done = sum(
         1
         for row in schedules.values()
@@ -127,7 +134,7 @@ def _reviews(
         and row.introduced_at < start
     )
     label = "Reviews due" if due else "Reviews · nothing due now"
-    return TodayItem(REVIEWS, label, due * seconds / 60, done, done + due)
+    return TodayItem(REVIEWS, label, total / 60, done, done + due)
 
 
 def _new(

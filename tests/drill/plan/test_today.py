@@ -116,11 +116,13 @@ def db(tmp_path: Path) -> Iterator[Database]:
     database.close()
 
 
-def rate(decks: DeckSet, db: Database, card_id: str, rating: int, at: datetime) -> None:
+def rate(
+    decks: DeckSet, db: Database, card_id: str, rating: int, at: datetime, duration_ms: int = 0
+) -> None:
     card = decks.card(card_id)
     assert card is not None
     rate_card(db, card_id, decks.deck_of(card_id), rating, content_hash=card.content_hash(),
-              now=at, settings=SETTINGS)  # fmt: skip
+              now=at, settings=SETTINGS, duration_ms=duration_ms)  # fmt: skip
 
 
 def read(decks: DeckSet, db: Database, now: datetime = NOW) -> FirstPaint:
@@ -156,6 +158,20 @@ def test_reviews_and_new_cards_take_the_due_counts_and_measured_minutes(
     assert (new.done, new.total) == (1, 5)  # b2 introduced today, 4 to go
     assert new.minutes == 4 * NEW_CARD_ANSWERS * 30.0 / 60  # a few answers each on day one
     assert next_item(items) is reviews
+
+
+def test_review_minutes_use_each_cards_own_measured_answer_time(
+    decks: DeckSet, db: Database
+) -> None:
+    rate(decks, db, "b2", 1, NOW - timedelta(hours=1), duration_ms=90_000)  # slow: 90 s
+    rate(decks, db, "a4", 1, NOW - timedelta(hours=1))  # untimed: the typical 30 s
+    first = read(decks, db)
+    assert first.totals["due"] == 2
+    reviews = today_queue(first, NOW, SETTINGS, typical_answer_s=30.0, db=db, roles=ROLES)[0]
+    assert reviews.minutes == (90.0 + 30.0) / 60
+    # before the database is open (first paint): the typical time for each
+    light = today_queue(first, NOW, SETTINGS, typical_answer_s=30.0, roles=ROLES)[0]
+    assert light.minutes == 2 * 30.0 / 60
 
 
 def test_minutes_fall_back_to_the_default_answer_time(decks: DeckSet, db: Database) -> None:
