@@ -88,14 +88,6 @@ def gather(
     return evidence, topics_for(roles.areas, round_phases(deck_dirs), cards)
 
 
-def decay_of(settings: Settings) -> float:
-    """FSRS-6's decay (w[20]) of the parameters the scheduler uses."""
-    from drill.review.deadline import DEFAULT_DECAY
-
-    parameters = settings.fsrs_parameters
-    return parameters[20] if parameters else DEFAULT_DECAY
-
-
 def card_facts(
     decks: DeckSet,
     schedules: dict[str, ScheduleRow],
@@ -104,7 +96,7 @@ def card_facts(
 ) -> list[CardFacts]:
     """Every card of the decks with its expected recall on `day` (no further review
     assumed; a card never introduced: 0.0)."""
-    from drill.review.deadline import recall_on
+    from drill.review.deadline import decay_of, recall_on
 
     decay = decay_of(settings)
     facts = []
