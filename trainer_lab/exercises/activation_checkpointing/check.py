@@ -1,5 +1,10 @@
 """activation-checkpointing: count the bytes autograd saves during forward (saved-tensor hooks),
-count the block's forward calls, compare gradients with the plain block."""
+count the block's forward calls, compare gradients with the plain block. The block draws random
+numbers (dropout, in training mode), both forwards start from the same RNG seed, so a
+recomputation that does not replay the forward's RNG state draws other masks and its gradients
+differ; the same block in eval mode (no dropout) tells that cause from the others."""
+
+import contextlib
 
 import torch
 from torch import nn
@@ -9,8 +14,34 @@ from trainer_lab.exercises._checker.ctx import Ctx
 
 def block() -> nn.Module:
     torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 256), nn.GELU(),
-                         nn.Linear(256, 64))  # fmt: skip
+    return nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Dropout(0.25), nn.Linear(256, 256),
+                         nn.GELU(), nn.Dropout(0.25), nn.Linear(256, 64))  # fmt: skip
+
+
+SEED = 1234
+
+
+def _grads_match(ctx: Ctx, cls: type, x: torch.Tensor, train: bool) -> list[str]:
+    """Problems with the wrapped block's gradients against the plain one's (same RNG seed)."""
+    plain, inner = block().train(train), block().train(train)
+    wrapped = ctx.call(cls, inner)
+    x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
+    torch.manual_seed(SEED)
+    plain(x1).square().sum().backward()
+    torch.manual_seed(SEED)
+    out = ctx.call(wrapped, x2)
+    try:
+        out.square().sum().backward()
+    except RuntimeError as e:
+        return [f"backward failed: {str(e).splitlines()[0]}"]
+    problems = []
+    if x2.grad is None or not torch.allclose(x2.grad, x1.grad, atol=1e-6):
+        problems.append("the input's gradient differs from the plain block's (or is missing)")
+    for (name, p), q in zip(inner.named_parameters(), plain.parameters(), strict=True):
+        if p.grad is None or not torch.allclose(p.grad, q.grad, atol=1e-6):
+            problems.append(f"gradient of {name} differs from the plain block's (or is missing)")
+            break
+    return problems
 
 
 def measure(module: nn.Module, x: torch.Tensor) -> tuple[int, torch.Tensor]:
@@ -30,28 +61,28 @@ def run(ctx: Ctx) -> None:
     x = torch.randn(32, 64)
     plain = block()
     x1 = x.clone().requires_grad_()
-    plain_bytes, out = measure(plain, x1)
-    out.square().sum().backward()
+    torch.manual_seed(SEED)
+    plain_bytes, _ = measure(plain, x1)
     inner = block()
     calls = [0]
     inner.register_forward_pre_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))
     wrapped = ctx.call(cls, inner)
     x2 = x.clone().requires_grad_()
+    torch.manual_seed(SEED)
     mine_bytes, out2 = ctx.call(measure, wrapped, x2)
     forward_calls = calls[0]
-    problems = []
-    try:
+    with contextlib.suppress(RuntimeError):  # _grads_match says so
         out2.square().sum().backward()
-    except RuntimeError as e:
-        problems.append(f"backward failed: {str(e).splitlines()[0]}")
-    if x2.grad is None or not torch.allclose(x2.grad, x1.grad, atol=1e-6):
-        problems.append("the input's gradient differs from the plain block's (or is missing)")
-    for (name, p), q in zip(inner.named_parameters(), plain.parameters(), strict=True):
-        if p.grad is None or not torch.allclose(p.grad, q.grad, atol=1e-6):
-            problems.append(f"gradient of {name} differs from the plain block's (or is missing)")
-            break
-    detail = "; ".join(problems) or "input and weights match"
-    if problems:
+    problems = _grads_match(ctx, cls, x, train=True)
+    detail = "; ".join(problems) or "input and weights match, dropout included"
+    if problems and not _grads_match(ctx, cls, x, train=False):
+        detail += (
+            "; expected the plain block's gradients (they match with dropout off, in eval "
+            "mode). Likely cause: the recomputation in backward draws other dropout masks than "
+            "the forward did: the RNG state at forward is not restored for the rerun "
+            "(torch.get_rng_state / set_rng_state, or checkpoint's preserve_rng_state)"
+        )
+    elif problems:
         detail += (
             "; expected the plain block's gradients. Likely cause: the block runs without "
             "autograd (under no_grad, or on a detached input) so no gradient reaches it"

@@ -7,8 +7,9 @@ SPEC = ExerciseSpec(
     summary="save(state, ckpt_dir, step) and latest(ckpt_dir): a process killed in the middle "
     "of save must leave the previous checkpoint readable, latest must return the newest "
     "complete one (never a half-written file), and the next save must still work. The commit "
-    "must also survive a power cut (the data fsynced before it is committed, a rename made "
-    "durable by fsyncing the directory), save must not leak file descriptors, and latest must "
+    "must also survive a power cut (the data synced before it is committed, the commit (a "
+    "rename, or a marker file's creation) made durable by fsyncing its directory), save must "
+    "not leak file descriptors, and latest must "
     "return None when there is no checkpoint yet (no directory, an empty one, or only a killed "
     "save's leftovers).",
     file="commit.py",
@@ -26,9 +27,10 @@ SPEC = ExerciseSpec(
         ),
         (
             "durable_commit",
-            "os.fsync / os.replace / os.rename are watched during a save: every file it writes is "
-            "fsynced at its full size (flushed first) before the rename that commits it, and the "
-            "directory is fsynced after that rename",
+            "a save's syncs (os.fsync, os.fdatasync, os.sync), renames and file creations are "
+            "watched: the commit is its last rename, or without one its last new file (a "
+            "marker); every file it writes is synced at its full size (flushed first) before the "
+            "commit, and the committed name's directory is fsynced after it",
         ),
         ("no_fd_leak", "50 saves leave as many file descriptors open as before"),
         (

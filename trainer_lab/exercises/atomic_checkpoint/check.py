@@ -13,30 +13,35 @@ a mkdir ... seen through Python's audit hooks), and in the first write after eac
 latest() must return step 10's complete state, or step 11's once its save was committed.
 
 A kill does not lose what the kernel already holds, so the durability of the commit (against a
-power cut) is checked by watching the save, on a fresh directory: os.fsync, os.replace and
-os.rename are wrapped in this process, and each call records what it saw (the inode and size of
-the file fsynced, the file renamed). Every non-empty file the save wrote must have been fsynced
-at its full size (a short fsync means bytes were still in Python's buffer: no flush) before the
-save's last rename, which commits it, and the destination's directory fsynced after that rename.
-A save that commits without a rename (say, by creating a marker file) is held only to the fsync
-of its data. Then no_fd_leak counts this process's open file descriptors before and after many
-saves, and fresh_start calls latest() on a directory that does not exist, an empty one, and one
-that holds only what a save killed mid-write left there: each must return None."""
+power cut) is checked by watching the save, on a fresh directory (watch.py: its syncs, renames
+and file creations, however the user's code reached them). The commit is the save's last rename,
+or without one its last creation of a new file (a marker). Every non-empty file the save wrote
+must have been synced (os.fsync, os.fdatasync or os.sync) at its full size (a short sync means
+bytes were still in Python's buffer: no flush) before the commit, and the committed name's
+directory synced after it: a rename and a marker's creation alike are lost in a power cut until
+their directory is. Then no_fd_leak counts this process's open file descriptors before and
+after many saves, and fresh_start calls latest() on a directory that does not exist, an empty
+one, and one that holds only what a save killed mid-write left there: each must return None."""
 
 import os
 import resource
 import shutil
 import signal
-import stat
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from trainer_lab.exercises._checker.ctx import Ctx, where
+from trainer_lab.exercises.atomic_checkpoint.watch import (
+    describe,
+    files,
+    ident_of,
+    synced_at,
+    syncs_folder,
+    watch,
+)
 
 SIZE = 256  # a 256x256 float32 tensor: a 256 KiB checkpoint
 STEPS = (8, 9, 10)  # saved first; latest must return the last
@@ -49,7 +54,6 @@ MUTATING = {
 }  # fmt: skip
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 LEAK_SAVES = 50  # saves counted by no_fd_leak
-WRAPPED = ("fsync", "replace", "rename")  # os functions durable_commit watches
 
 
 def _state(step: int, size: int = SIZE) -> dict[str, Any]:
@@ -221,145 +225,74 @@ def _every_point(ctx: Ctx, ckpt_dir: Path, half: int) -> str:
     return ""
 
 
-Ident = tuple[int, int]  # (st_dev, st_ino)
-
-
-def _files(root: Path) -> dict[Ident, tuple[str, int, int]]:
-    """Regular files under `root`: (dev, inode) -> (path relative to root, size, mtime_ns)."""
-    found: dict[Ident, tuple[str, int, int]] = {}
-    for p in root.rglob("*") if root.is_dir() else ():
-        try:
-            st = p.lstat()
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode):
-            found[(st.st_dev, st.st_ino)] = (str(p.relative_to(root)), st.st_size, st.st_mtime_ns)
-    return found
-
-
-@contextmanager
-def _watch(user: Any, calls: list[dict[str, Any]]) -> Iterator[None]:
-    """Wrap os.fsync, os.replace and os.rename (also where the user's module imported them by
-    name) so each call appends what it saw to `calls`; restores them on exit."""
-    originals = {name: getattr(os, name) for name in WRAPPED}
-
-    def fsync(fd: Any) -> None:
-        try:
-            st = os.fstat(fd if isinstance(fd, int) else fd.fileno())
-            calls.append({"op": "fsync", "id": (st.st_dev, st.st_ino), "size": st.st_size,
-                          "dir": stat.S_ISDIR(st.st_mode)})  # fmt: skip
-        except (OSError, AttributeError, ValueError):
-            pass
-        originals["fsync"](fd)
-
-    def renamer(name: str) -> Callable[..., None]:
-        def rename(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
-            record: dict[str, Any] = {"op": "rename", "src": os.fsdecode(src),
-                                      "dst": os.fsdecode(dst), "id": None}  # fmt: skip
-            try:
-                st = os.stat(src)
-                record["id"] = (st.st_dev, st.st_ino)
-            except (OSError, TypeError, ValueError):
-                pass
-            originals[name](src, dst, *args, **kwargs)
-            calls.append(record)
-
-        return rename
-
-    wrappers = {"fsync": fsync, "replace": renamer("replace"), "rename": renamer("rename")}
-    aliased = {
-        key: wrappers[name]
-        for key, value in vars(user).items()
-        for name, original in originals.items()
-        if value is original
-    }
-    saved = {key: getattr(user, key) for key in aliased}
-    try:
-        for name, wrapper in wrappers.items():
-            setattr(os, name, wrapper)
-        for key, wrapper in aliased.items():
-            setattr(user, key, wrapper)
-        yield
-    finally:
-        for name, original in originals.items():
-            setattr(os, name, original)
-        for key, original in saved.items():
-            setattr(user, key, original)
-
-
-def _call_text(call: dict[str, Any]) -> str:
-    if call["op"] == "rename":
-        return f"rename {os.path.basename(call['src'])} -> {os.path.basename(call['dst'])}"
-    return "fsync(a directory)" if call["dir"] else f"fsync(a file of {call['size']:,} B)"
-
-
 def _durable_commit(ctx: Ctx) -> tuple[bool, str]:
-    """Save a step into a directory that already holds one, watching its fsyncs and renames."""
+    """Save a step into a directory that already holds one, watching its syncs and commit."""
     save = ctx.attr("save")
     ckpt_dir = ctx.scratch / "durable"
     step = 2
     try:
         save(_state(1), str(ckpt_dir), 1)
-        before = _files(ckpt_dir)
+        before = files(ckpt_dir)
         calls: list[dict[str, Any]] = []
-        with _watch(ctx.user, calls):
+        with watch(ctx.user, ckpt_dir, calls):
             save(_state(step), str(ckpt_dir), step)
     except Exception as error:
         return False, f"save() raised {where(error, ctx.user_file)}; cannot watch its commit"
     written = {
         ident: (name, size)
-        for ident, (name, size, mtime) in _files(ckpt_dir).items()
+        for ident, (name, size, mtime) in files(ckpt_dir).items()
         if size > 0 and before.get(ident) != (name, size, mtime)
     }
     renames = [i for i, c in enumerate(calls) if c["op"] == "rename"]
-    commit = renames[-1] if renames else len(calls)
-    seen = "; ".join(_call_text(c) for c in calls) or "no os.fsync, os.replace or os.rename"
-    where_commit = "before the rename that commits it" if renames else "before save() returns"
+    creates = [i for i, c in enumerate(calls) if c["op"] == "create" and not c["existed"]]
+    commits = renames or creates  # the last rename commits; without one, the last new file
+    commit = commits[-1] if commits else len(calls)
+    seen = "; ".join(describe(c) for c in calls) or "no sync, rename or file creation"
+    where_commit = f"before the commit ({describe(calls[commit])})" if commits else (
+        "before save() returns")  # fmt: skip
     for ident, (name, size) in sorted(written.items(), key=lambda item: item[1]):
-        synced = [c for c in calls[:commit] if c["op"] == "fsync" and c["id"] == ident]
-        later = [c for c in calls[commit:] if c["op"] == "fsync" and c["id"] == ident]
-        if any(c["size"] == size for c in synced):
+        synced = [n for c in calls[:commit] if (n := synced_at(c, ident)) is not None]
+        later = [n for c in calls[commit:] if (n := synced_at(c, ident)) is not None]
+        if size in synced:
             continue
         if synced:
-            short = max(c["size"] for c in synced)
             return False, (
-                f"save() of step {step} fsynced {name} when it held {short:,} of its {size:,} B; "
-                f"expected all of its bytes on disk {where_commit}, so that a power cut cannot "
-                f"leave the committed name on a short file. Likely cause: no f.flush() before "
-                f"os.fsync(f.fileno()): the rest was still in Python's buffer. It called: {seen}"
+                f"save() of step {step} synced {name} when it held {max(synced):,} of its "
+                f"{size:,} B; expected all of its bytes on disk {where_commit}, so that a power "
+                f"cut cannot leave the committed name on a short file. Likely cause: no "
+                f"f.flush() before the sync: the rest was still in Python's buffer. It called: "
+                f"{seen}"
             )
-        if later:
+        if later and commits:
             return False, (
-                f"save() of step {step} fsynced {name} only after the rename that commits it; "
-                f"expected its bytes on disk before it, or a power cut in between leaves the "
-                f"committed name on an empty or partial file. Likely cause: os.fsync after "
-                f"os.replace instead of before. It called: {seen}"
+                f"save() of step {step} synced {name} only after the commit "
+                f"({describe(calls[commit])}); expected its bytes on disk before it, or a power "
+                f"cut in between leaves the committed name on an empty or partial file. Likely "
+                f"cause: the fsync comes after the commit instead of before. It called: {seen}"
             )
         return False, (
             f"save() of step {step} wrote {name} ({size:,} B) but never fsynced it; expected it "
-            f"flushed and os.fsync'ed {where_commit}: after a power cut the committed name can "
-            f"point at an empty or partial file. Likely cause: no f.flush() and "
-            f"os.fsync(f.fileno()) before the commit. It called: {seen}"
+            f"flushed and synced (os.fsync / os.fdatasync) {where_commit}: after a power cut the "
+            f"committed name can point at an empty or partial file. Likely cause: no f.flush() "
+            f"and os.fsync(f.fileno()) before the commit. It called: {seen}"
         )
-    if renames:
+    if commits:
         last = calls[commit]
-        try:
-            st = os.stat(os.path.dirname(os.path.abspath(last["dst"])))
-            folder: Ident | None = (st.st_dev, st.st_ino)
-        except OSError:
-            folder = None
-        if not any(c["op"] == "fsync" and c["dir"] and c["id"] == folder for c in calls[commit:]):
+        committed = last["dst"] if last["op"] == "rename" else last["path"]
+        folder = ident_of(os.path.dirname(committed))
+        if not any(syncs_folder(c, folder) for c in calls[commit:]):
+            how = "rename" if last["op"] == "rename" else "creation of"
             return False, (
-                f"save() of step {step} committed with rename {os.path.basename(last['src'])} -> "
-                f"{os.path.basename(last['dst'])} but never fsynced the directory after it; "
-                f"expected an os.fsync of the directory (os.open(ckpt_dir, os.O_RDONLY)) after the "
-                f"rename: until then the rename itself can be lost in a power cut. Likely cause: "
-                f"no directory fsync after os.replace. It called: {seen}"
+                f"save() of step {step} committed with {describe(last)} but never fsynced the "
+                f"directory after it; expected an os.fsync of the directory "
+                f"(os.open(ckpt_dir, os.O_RDONLY)) after the commit: until then the {how} "
+                f"{os.path.basename(committed)} itself can be lost in a power cut. Likely cause: "
+                f"no directory fsync after the commit. It called: {seen}"
             )
     names = ", ".join(name for name, _ in written.values())
     return True, (
-        f"save() of step {step} fsyncs the checkpoint's bytes ({names}) before it commits"
-        + (" and fsyncs the directory after the rename" if renames else "")
+        f"save() of step {step} syncs the checkpoint's bytes ({names}) before it commits"
+        + (f" and syncs its directory after the commit ({describe(calls[commit])})" * bool(commits))
     )
 
 

@@ -12,8 +12,11 @@ SPEC = ExerciseSpec(
         ("matches_reference", "the parameters equal one process training on the whole batch"),
         (
             "bucket_count",
-            "one all-reduce per bucket of <= bucket_bytes, not one per parameter; a bucket that "
-            "the gradients fill exactly is launched whole",
+            "one all-reduce per bucket of <= bucket_bytes, not one per parameter; a bucket is "
+            "launched only when the next gradient would not fit (one that the gradients fill "
+            "exactly is launched whole), so two consecutive all-reduces never fit in one "
+            "bucket; the gradients may be packed in arrival order or by a plan over the "
+            "parameters",
         ),
         ("overlaps_backward", "the first all-reduce starts while gradients are still arriving"),
     ),

@@ -6,6 +6,7 @@ one process on all ranks' data, compared shard by shard (no collectives in the c
 import torch
 from torch import nn
 from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor
 
 from trainer_lab.exercises._checker.ctx import Ctx
@@ -103,12 +104,13 @@ def run(ctx: Ctx) -> None:
                 f"the whole model is gathered at once, before the first block ({first} bytes): "
                 "the blocks have no fully_shard group of their own, only the root"
             )
-        elif plain:
+        elif plain or not isinstance(model, FSDPModule):
+            unwrapped = f" ({', '.join(plain)} stay plain)" if plain else ""
             cause = (
                 f"each block is gathered on its own, but the gathered bytes grow block by block "
-                f"({readings[::2]}): with the root model not wrapped ({', '.join(plain)} stay "
-                "plain), every block is a root group, and a root keeps its parameters gathered "
-                "until backward, so wrap the root last"
+                f"({readings[::2]}): with the root model not wrapped{unwrapped}, every block is "
+                "a root group, and a root keeps its parameters gathered until backward, so wrap "
+                "the root last (fully_shard(model), not a submodule such as the head)"
             )
         else:
             cause = (

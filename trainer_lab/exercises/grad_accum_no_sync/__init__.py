@@ -5,7 +5,9 @@ SPEC = ExerciseSpec(
     title="Gradient accumulation with no_sync",
     topic="data parallel",
     summary="accumulate_step(ddp_model, optimizer, micro_batches): one optimizer step over k "
-    "micro-batches that equals one step on their concatenation, with one gradient all-reduce.",
+    "micro-batches that equals one step on their concatenation, with one gradient all-reduce. "
+    "The micro-batches of one call are the same size (not k in general), and k differs from "
+    "call to call.",
     file="accumulate.py",
     checks=(
         ("matches_big_batch", "parameters equal one step on the whole batch (mean loss)"),

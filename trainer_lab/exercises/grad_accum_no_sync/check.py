@@ -1,5 +1,10 @@
-"""grad-accum-no-sync: 2 accumulation steps of 4 micro-batches on W ranks; DDP's comm hook counts
-the bucket all-reduces; the reference is one process stepping on all ranks' data at once."""
+"""grad-accum-no-sync: 2 accumulation steps on W ranks, of k = 4 micro-batches of 3 samples and
+of k = 3 of 2 (never k samples each, and k changes between steps, so a loss divided by len(x) or
+by a constant is not the mean); DDP's comm hook counts the bucket all-reduces; the reference is
+one process stepping on all ranks' data at once. A wrong answer's update is replayed with each
+likely scaling (no division, division by the micro-batch's size) to name the cause."""
+
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -9,12 +14,38 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from trainer_lab.exercises._checker.ctx import Ctx
 from trainer_lab.exercises._checker.kit import batches, flat, list_diff, params_digest, tiny_mlp
 
-K, STEPS = 4, 2
+PLAN = ((4, 3), (3, 2))  # per optimizer step: (k micro-batches, samples in each)
+STEPS = len(PLAN)
+LR = 0.1
+# per-micro-batch loss factor of a wrong answer, given (k, samples): what the cause names
+SCALINGS: dict[str, Callable[[int, int], float]] = {
+    "the loss is not divided by the number of micro-batches (k)": lambda k, n: 1.0,
+    "the loss is divided by the micro-batch's size (len(x)), not by the number of "
+    "micro-batches (k)": lambda k, n: 1.0 / n,
+}
+
+
+def _replay(data: list[list[list[tuple]]], factor: Callable[[int, int], float]) -> list[float]:
+    """The parameters after DDP averages, over ranks, each rank's sum of its micro-batches'
+    gradients of mse_loss * factor(k, samples)."""
+    model = tiny_mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    for step, (k, n) in enumerate(PLAN):
+        opt.zero_grad()
+        for rank_data in data:
+            for x, y in rank_data[step]:
+                loss = nn.functional.mse_loss(model(x), y) * factor(k, n) / len(data)
+                loss.backward()
+        opt.step()
+    return flat(model)
 
 
 def run(ctx: Ctx) -> None:
     fn = ctx.attr("accumulate_step")
-    data = [batches(300 + r, K * STEPS, size=4) for r in range(ctx.world_size)]
+    data = [
+        [batches(300 + 10 * r + step, k, size=n) for step, (k, n) in enumerate(PLAN)]
+        for r in range(ctx.world_size)
+    ]
     model = tiny_mlp()
     ddp = DDP(model, bucket_cap_mb=25)
     reduced = [0]
@@ -24,16 +55,16 @@ def run(ctx: Ctx) -> None:
         return allreduce_hook(state, bucket)
 
     ddp.register_comm_hook(None, counting)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    opt = torch.optim.SGD(ddp.parameters(), lr=LR)
     per_step = []
     for step in range(STEPS):
         before = reduced[0]
-        ctx.call(fn, ddp, opt, data[ctx.rank][step * K : (step + 1) * K])
+        ctx.call(fn, ddp, opt, data[ctx.rank][step])
         per_step.append(reduced[0] - before)
     ref = tiny_mlp()
-    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=LR)
     for step in range(STEPS):
-        chunk = [b for d in data for b in d[step * K : (step + 1) * K]]
+        chunk = [b for d in data for b in d[step]]
         ref_opt.zero_grad()
         x, y = torch.cat([b[0] for b in chunk]), torch.cat([b[1] for b in chunk])
         nn.functional.mse_loss(ref(x), y).backward()
@@ -48,10 +79,12 @@ def run(ctx: Ctx) -> None:
         f"max |param - reference| = {diff:.2e}; your update is {mine / theirs:.2f}x the reference's"
     )
     if diff >= 1e-5:
+        mine_flat = flat(model)
+        causes = [c for c, f in SCALINGS.items() if list_diff(mine_flat, _replay(data, f)) < 1e-5]
         if not in_sync:
             cause = "the ranks' parameters differ (see params_in_sync)"
-        elif abs(mine / theirs - K) < 0.5:
-            cause = f"the loss is not divided by the number of micro-batches ({K})"
+        elif causes:
+            cause = causes[0]
         else:
             cause = "the accumulated gradient is not the mean over all micro-batches"
         detail += f"; expected below 1e-05. Likely cause: {cause}"
@@ -67,11 +100,12 @@ def run(ctx: Ctx) -> None:
         )
     ctx.check("params_in_sync", in_sync, detail)
     ok = all(n == 1 for n in per_step)
-    detail = f"gradient all-reduces per optimizer step: {per_step} (one bucket; {K} micro-batches)"
+    ks = [k for k, _ in PLAN]
+    detail = f"gradient all-reduces per optimizer step: {per_step} (one bucket; {ks} micro-batches)"
     if not ok:
         if all(n == 0 for n in per_step):
             cause = "every backward ran under no_sync(), so the gradients were never all-reduced"
-        elif all(n >= K for n in per_step):
+        elif all(n >= k for n, k in zip(per_step, ks, strict=True)):
             cause = "every micro-batch's backward synced: no_sync() is not used around them"
         else:
             cause = "more than one backward per step ran outside no_sync()"

@@ -9,7 +9,11 @@ SPEC = ExerciseSpec(
     file="report.py",
     checks=(
         ("no_hang", "report returns on every rank (a collective no peer joins times out in 4 s)"),
-        ("rank0_only", "rank 0 prints one line per step; the other ranks print nothing"),
+        (
+            "rank0_only",
+            "rank 0 (the global rank) prints one line per step; the other ranks print nothing, "
+            "also when each rank runs on a node of its own (LOCAL_RANK is 0 on every node)",
+        ),
         ("mean_over_ranks", "the printed loss is the mean over ranks, not rank 0's own"),
     ),
     hints=(

@@ -1,16 +1,44 @@
-"""rank0-logging: every rank calls report for 3 steps with its own loss; stdout is captured per
-rank; the lines are compared with the mean over ranks."""
+"""rank0-logging: every rank calls report for 4 steps with its own loss; stdout is captured per
+rank; the lines are compared with the mean over ranks.
+
+The ranks run on one node, where LOCAL_RANK equals RANK, so a guard on the local rank could not
+be told from one on the global rank. For steps 2 and 3 this process's environment is what
+`torchrun --nnodes W --nproc-per-node 1` gives (each rank alone on its node: LOCAL_RANK=0,
+LOCAL_WORLD_SIZE=1, GROUP_RANK=NODE_RANK=rank), so a `LOCAL_RANK == 0` guard prints on every
+rank there; the process group (dist.get_rank()) is unchanged."""
 
 import contextlib
 import io
+import os
 import re
 import time
+from collections.abc import Iterator
 
 import torch
 
 from trainer_lab.exercises._checker.ctx import Ctx, UserCodeError
 
-STEPS = 3
+STEPS = 4
+ONE_NODE_STEPS = 2  # steps 0-1 on one node; 2-3 as if each rank were on a node of its own
+MULTI_NODE_ENV = ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK", "ROLE_RANK")
+
+
+@contextlib.contextmanager
+def _each_rank_on_its_node(rank: int) -> Iterator[None]:
+    """The environment torchrun gives rank `rank` with one process per node."""
+    saved = {k: os.environ.get(k) for k in MULTI_NODE_ENV}
+    os.environ.update(LOCAL_RANK="0", LOCAL_WORLD_SIZE="1", GROUP_RANK=str(rank),
+                      NODE_RANK=str(rank), ROLE_RANK=str(rank))  # fmt: skip
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 LINE = re.compile(r"^step (\d+) loss (-?\d+(?:\.\d+)?)$")
 
 
@@ -20,13 +48,23 @@ def run(ctx: Ctx) -> None:
     error = ""
     start = time.monotonic()
     losses = [[1.0 + step + 2.0 * rank for rank in range(ctx.world_size)] for step in range(STEPS)]
+    printed_at: list[int] = []  # the steps after which this rank had printed more
     with contextlib.redirect_stdout(out):
         for step in range(STEPS):
+            layout = (
+                contextlib.nullcontext()
+                if step < ONE_NODE_STEPS
+                else _each_rank_on_its_node(ctx.rank)
+            )
+            before = len(out.getvalue())
             try:
-                ctx.call(report, step, torch.tensor(losses[step][ctx.rank]))
+                with layout:
+                    ctx.call(report, step, torch.tensor(losses[step][ctx.rank]))
             except UserCodeError as e:
                 error = f"step {step}: {e}"
                 break
+            if len(out.getvalue()) > before:
+                printed_at.append(step)
     took = time.monotonic() - start
     ctx.check(
         "no_hang",
@@ -37,18 +75,27 @@ def run(ctx: Ctx) -> None:
         "cause: a collective that not every rank calls waits until the timeout",
     )
     lines = [line.strip() for line in out.getvalue().splitlines() if line.strip()]
-    every = ctx.gather("lines", lines)
+    every = ctx.gather("lines", [lines, printed_at])
     if ctx.rank != 0:
         return
-    others = {r: got for r, got in enumerate(every) if r and got}
-    first = every[0]
+    others = {r: got for r, (got, _) in enumerate(every) if r and got}
+    first = every[0][0]
     ok = len(first) == STEPS and not others
     detail = f"rank 0 printed {len(first)} line(s), expected {STEPS}"
     if others:
         r, got = next(iter(others.items()))
+        if all(step >= ONE_NODE_STEPS for step in every[r][1]):
+            cause = (
+                f"the print is guarded by the node-local rank (LOCAL_RANK): rank {r} stayed "
+                f"silent while the ranks shared a node and printed at steps {every[r][1]}, run "
+                "as if each rank had a node of its own (LOCAL_RANK=0 on every node); guard on "
+                "the global rank (dist.get_rank() or RANK)"
+            )
+        else:
+            cause = "the print is not under `if rank == 0`"
         detail += (
             f"; rank {r} printed {len(got)} line(s), e.g. {got[0]!r}; expected nothing from "
-            "the other ranks. Likely cause: the print is not under `if rank == 0`"
+            f"the other ranks. Likely cause: {cause}"
         )
     elif not ok:
         detail += ". Likely cause: rank 0 does not reach the print on every step"

@@ -6,7 +6,8 @@ SPEC = ExerciseSpec(
     topic="data loading",
     summary="Write epoch_batches(dataset, epoch, batch_size, loader_state): yield this rank's "
     "batches of batch_size ids (an epoch's last may hold fewer) for one epoch so that the "
-    "ranks split every epoch, in a new order each epoch. "
+    "ranks split every epoch, in a new order each epoch (a new shuffle of the whole dataset, "
+    "so a rank's share changes too). "
     "Every rank gets the same number of ids: when the dataset's size N is not a multiple of "
     "the number of ranks W, pad like DistributedSampler's default (drop_last=False): each rank "
     "gets ceil(N / W) ids, the few extra ones repeat ids of the epoch, and no id is dropped.",
@@ -17,7 +18,11 @@ SPEC = ExerciseSpec(
             "in every epoch each id is seen by exactly one rank, none missing, except the "
             "padding: every rank gets ceil(N / W) ids, so W * ceil(N / W) - N ids repeat once",
         ),
-        ("new_order", "epoch 1 visits the ids in another order than epoch 0"),
+        (
+            "new_order",
+            "epoch 1 visits the ids in another order than epoch 0, and the ranks' shares "
+            "change: the whole dataset is shuffled anew, then split",
+        ),
         ("same_split_per_epoch", "a rerun of the same epoch gives each rank the same ids"),
         (
             "batch_shape",

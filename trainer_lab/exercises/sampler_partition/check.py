@@ -91,17 +91,25 @@ def run(ctx: Ctx) -> None:
         if problems
         else f"{N} ids split {sizes} (per rank, per epoch), each seen once, {padding} padded",
     )
-    ctx.check(
-        "new_order",
-        epochs[0] != epochs[1],
-        f"epoch 0 began {epochs[0][:6]}, epoch 1 began {epochs[1][:6]}"
-        + (
-            ""
-            if epochs[0] != epochs[1]
-            else ": the same order every epoch; expected a new shuffle each epoch. Likely "
-            "cause: sampler.set_epoch(epoch) is not called before iterating"
-        ),
-    )
+    # a rank that sees the whole dataset fails exactly_once; its share cannot change
+    shares = all(len(set(rank_ids[e])) < N for rank_ids in every for e in (0, 1))
+    resplit = not shares or any(sorted(rank_ids[0]) != sorted(rank_ids[1]) for rank_ids in every)
+    detail = f"epoch 0 began {epochs[0][:6]}, epoch 1 began {epochs[1][:6]}"
+    if epochs[0] == epochs[1]:
+        detail += (
+            ": the same order every epoch; expected a new shuffle each epoch. Likely cause: "
+            "sampler.set_epoch(epoch) is not called before iterating"
+        )
+    elif not resplit:
+        detail += (
+            ": every rank got the same ids in both epochs, only their order changed; expected "
+            "a new split each epoch (one shuffle of the whole dataset, then split). Likely "
+            "cause: the ids are dealt to the ranks once (a fixed slice per rank) and shuffled "
+            "within each rank's slice"
+        )
+    else:
+        detail += ", and the ranks' ids change between epochs"
+    ctx.check("new_order", epochs[0] != epochs[1] and resplit, detail)
     ctx.check(
         "same_split_per_epoch",
         sorted(again) == sorted(epochs[1]),

@@ -10,7 +10,11 @@ SPEC = ExerciseSpec(
     file="uneven.py",
     checks=(
         ("no_hang", "every rank finishes its batches (DDP's all-reduce times out in 4 s)"),
-        ("all_batches_used", "each rank ran forward on every one of its batches"),
+        (
+            "all_batches_used",
+            "each rank ran forward on every sample of its batches (how many forward calls it "
+            "took is not counted)",
+        ),
         ("params_in_sync", "all ranks hold identical parameters afterwards"),
         (
             "matches_reference",

@@ -1,4 +1,6 @@
-"""uneven-join: rank r gets 3 + 2r batches; forward calls are counted by a hook on the model.
+"""uneven-join: rank r gets 3 + 2r batches; a pre-forward hook on the model records which input
+rows reached it, and a batch counts as used when all its rows did (extra forwards, or a batch
+split into smaller forwards, are the user's business).
 
 matches_reference replays the ranks' batches in one process: at step s, the gradient of every
 rank that still has a batch s, summed and divided by the world size (DDP under Join: the joined
@@ -76,8 +78,10 @@ def _matches_reference(ctx: Ctx, model: nn.Module) -> None:
 def run(ctx: Ctx) -> None:
     fn = ctx.attr("train_epoch")
     model = tiny_mlp()
-    calls = [0]
-    model.register_forward_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))
+    seen: set[bytes] = set()  # the input rows that reached the model's forward
+    model.register_forward_pre_hook(
+        lambda _m, args: seen.update(row.numpy().tobytes() for row in args[0].detach())
+    )
     ddp = DDP(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=LR)
     mine = _data(ctx.rank)
@@ -92,10 +96,11 @@ def run(ctx: Ctx) -> None:
               else f"{error} after {took:.1f} s; expected every rank to finish. Likely cause: "
               "the rank with more batches waits in DDP's all-reduce for a peer that already "
               "left the loop")  # fmt: skip
-    counts = ctx.gather("calls", [calls[0], len(mine), params_digest(model), bool(error)])
+    used = sum(all(row.numpy().tobytes() in seen for row in x) for x, _ in mine)
+    counts = ctx.gather("calls", [used, len(mine), params_digest(model), bool(error)])
     short = [f"rank {r} ran {c} of its {n} batches" for r, (c, n, _, _) in enumerate(counts)
              if c != n]  # fmt: skip
-    detail = f"forward calls per rank: {[c[0] for c in counts]}"
+    detail = f"batches that ran forward, per rank: {[c[0] for c in counts]}"
     if short:
         detail = (
             f"{'; '.join(short)}; expected every batch. Likely cause: the ranks stop at the "

@@ -12,8 +12,11 @@ SPEC = ExerciseSpec(
     checks=(
         (
             "state_sharded",
-            "each rank's optimizer state (every tensor it holds besides the parameters and "
-            "gradients) is about 1/W of a full Adam state, at most 3/4",
+            "each rank's optimizer state is about 1/W of a full Adam state (2 values per "
+            "parameter), at most 3/4. Optimizer state is every tensor the optimizer object or "
+            "the module's globals hold besides the parameters, the gradients and copies of "
+            "them (a master copy of a parameter shard, a gather buffer: tensors holding only "
+            "parameter or gradient values and padding zeros), that is Adam's moments",
         ),
         ("params_in_sync", "after the steps all ranks hold identical parameters"),
         ("matches_adam", "the parameters equal plain Adam's on the same gradients"),

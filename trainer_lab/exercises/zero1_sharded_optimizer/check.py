@@ -4,8 +4,10 @@ the same averaged gradients.
 The state a rank keeps is every tensor reachable from the user's optimizer object (its
 attributes, lists, dicts, the state of any torch optimizer it holds, a hand-written Adam's own
 moments) or from the user's module globals, counted once per storage, leaving out the
-parameters and their gradients. A sharded
-state is at most 3/4 of a full copy (2 values per parameter) on every rank."""
+parameters and their gradients, and copies of them: a tensor whose every value is a current
+parameter or gradient value (or a padding zero) is a master copy or a communication buffer,
+not optimizer state. What is left is Adam's moments. A sharded state is at most 3/4 of a full
+copy (2 values per parameter) on every rank."""
 
 from types import MappingProxyType, ModuleType
 from typing import Any
@@ -27,10 +29,20 @@ from trainer_lab.exercises._checker.kit import (
 STEPS = 4
 
 
+def _is_copy(item: torch.Tensor, known: torch.Tensor) -> bool:
+    """Whether every value in `item`'s storage is a parameter or gradient value (or 0)."""
+    if not item.is_floating_point():
+        return False
+    values = torch.empty(0, dtype=item.dtype).set_(item.untyped_storage())
+    return bool(torch.isin(values.detach().float(), known).all())
+
+
 def _state_numel(roots: list[object], params: list[torch.Tensor]) -> int:
     """Values in the tensors reachable from `roots` (the optimizer, the user's module globals)
     that are not the parameters or their gradients."""
-    skip = {t.untyped_storage().data_ptr() for p in params for t in (p, p.grad) if t is not None}
+    own = [t for p in params for t in (p, p.grad) if t is not None]
+    skip = {t.untyped_storage().data_ptr() for t in own}
+    known = torch.cat([t.detach().reshape(-1).float() for t in own] + [torch.zeros(1)])
     seen: set[int] = set()
     total = 0
     todo: list[tuple[Any, int]] = [(root, 0) for root in roots]
@@ -43,7 +55,8 @@ def _state_numel(roots: list[object], params: list[torch.Tensor]) -> int:
             storage = item.untyped_storage()
             if item.dim() > 0 and storage.data_ptr() not in skip:
                 skip.add(storage.data_ptr())
-                total += storage.nbytes() // max(item.element_size(), 1)
+                if not _is_copy(item, known):
+                    total += storage.nbytes() // max(item.element_size(), 1)
             continue
         if isinstance(item, nn.Module | ModuleType | str | bytes | int | float | bool | type(None)):
             continue

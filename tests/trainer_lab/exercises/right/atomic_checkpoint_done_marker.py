@@ -1,6 +1,7 @@
 """Right, another style: no rename. The checkpoint is written in place and fsynced, then an empty
-marker file commits it; latest() only trusts steps whose marker exists, compared as numbers.
-A torn step-N.pt has no marker, and the next save of step N simply overwrites it."""
+marker file commits it, and the directory is fsynced so that the marker's creation is durable;
+latest() only trusts steps whose marker exists, compared as numbers. A torn step-N.pt has no
+marker, and the next save of step N simply overwrites it."""
 
 import os
 import re
@@ -21,6 +22,11 @@ def save(state: dict, ckpt_dir: str, step: int) -> None:
         os.fsync(f.fileno())
     with open(marker, "wb") as f:
         os.fsync(f.fileno())
+    dir_fd = os.open(ckpt_dir, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def latest(ckpt_dir: str) -> dict | None:
