@@ -48,12 +48,13 @@ def _style(recall: float, target: float) -> str:
     return "yellow" if recall >= target / 2 else "red"
 
 
-def headline(found: Readiness) -> str:
+def headline(found: Readiness) -> Text:
+    """The plan line, as text: the role is read from the database (never markup)."""
     if found.day is None or found.today is None:
-        return PLAN_HINT
+        return shown(PLAN_HINT)
     days = (found.day - found.today).days
     when = f"in {days} day{'s' if days != 1 else ''}" if days > 0 else "passed"
-    return (
+    return shown(
         f"Interview {found.day} ({when}) · {found.role} · expected recall on "
         f"{found.measured_on} with no further review · target {found.target_recall:.0%}"
     )

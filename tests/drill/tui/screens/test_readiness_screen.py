@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Static
@@ -24,7 +25,7 @@ from drill.plan.readiness import (
     build_readiness,
     topics_for,
 )
-from drill.tui.screens.readiness import ReadinessScreen, open_readiness_screen
+from drill.tui.screens.readiness import ReadinessScreen, headline, open_readiness_screen
 from storage.db import open_database
 from tests.support.decks import write_deck
 from tests.support.pilot import HostApp, run_async, screen_text, until
@@ -126,3 +127,13 @@ async def test_opens_through_the_services_and_escape_goes_back(tmp_path: Path) -
             await until(pilot, lambda: app.screen is first)
     finally:
         db.close()
+
+
+def test_the_headline_shows_a_stored_role_as_text() -> None:
+    hostile = "[/x] \x1b]2;t\x07 <b>"  # a role read from a tampered database
+    found = Readiness(date(2026, 3, 20), hostile, [], [], today=date(2026, 3, 10),
+                      measured_on=date(2026, 3, 20))  # fmt: skip
+    line = headline(found)
+    assert "[/x]" in line.plain and "<b>" in line.plain  # as typed, never parsed as markup
+    assert "\x1b" not in line.plain and "\x07" not in line.plain
+    assert isinstance(line, Text)  # a str given to Static is parsed: "[/x]" is a MarkupError
