@@ -159,6 +159,10 @@ def find_root_cause(
         first = failures[0]
         failed = {f["rank"] for f in failures}
         silent = [r for r in range(world_size or 0) if r not in failed]
+        reported = _launcher_report(run_dir)
+        if reported is not None and reported.rank in silent and reported.kind == "signal":
+            # the silent rank did not hang: it died, and the peers' errors followed from that
+            return reported
         if silent:
             names = ", ".join(str(r) for r in silent)
             return RootCause(
@@ -193,8 +197,20 @@ def find_root_cause(
             "hang" if status == "timeout" else "cancelled",
             f"{what} after {timeout_s:.0f} s with no rank failing; last output: {tails or 'none'}",
         )
+    reported = _launcher_report(run_dir)
+    if reported is not None:
+        return reported
+    last = _last_lines(_read(run_dir / TORCHRUN_LOG), 3)
+    return RootCause(None, "exit", f"torchrun failed: {last or 'no output'}")
+
+
+def _launcher_report(run_dir: Path) -> RootCause | None:
+    """The rank the launcher's "Root Cause" report names, and its signal or exit code (both
+    launchers write that report to TORCHRUN_LOG); None when there is no such report."""
     log = _read(run_dir / TORCHRUN_LOG)
-    root_part = log.split("Root Cause", 1)[-1] if "Root Cause" in log else ""
+    if "Root Cause" not in log:
+        return None
+    root_part = log.split("Root Cause", 1)[-1]
     rank_match = _ROOT_RANK.search(root_part)
     exit_match = _ROOT_EXIT.search(root_part)
     signal_match = _SIGNAL.search(root_part)

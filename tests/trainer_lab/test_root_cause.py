@@ -13,6 +13,7 @@ from trainer_lab.root_cause import (
     TORCHRUN_LOG,
     RankReport,
     error_kind,
+    find_root_cause,
     named_late_ranks,
     rank_reports,
     root_cause_from_reports,
@@ -128,3 +129,32 @@ def test_rank_reports_read_failures_native_aborts_and_torchruns_signals(tmp_path
     assert reports[2]["kind"] == "signal" and "signal 9" in reports[2]["error"]
     # the abort (earlier than the kill) is the first real error
     assert root_cause_from_reports(reports)["rank"] == 1
+
+
+KILLED_RANK_1 = (
+    "Root Cause (first observed failure):\n[0]:\n  time      : 2026-11-28_21:00:00\n"
+    "  rank      : 1 (local_rank: 1)\n  exitcode  : -9 (pid: 4242)\n  error_file: <N/A>\n"
+    "  traceback : Signal 9 (SIGKILL) received by PID 4242\n"
+)
+PEER_GONE = {
+    "rank": 0,
+    "time": 5.0,
+    "type": "DistBackendError",
+    "message": "Connection closed by peer [127.0.0.1]:1234",
+    "traceback": "",
+}
+
+
+def test_a_silent_rank_the_launcher_saw_killed_is_the_signal_not_a_hang(tmp_path: Path) -> None:
+    """Rank 1 is SIGKILLed while rank 0 waits in a barrier: whether rank 0 records its gloo
+    error before the launcher stops it is a race; the verdict must not depend on it."""
+    (tmp_path / TORCHRUN_LOG).write_text(KILLED_RANK_1)
+    noisy = find_root_cause(tmp_path, [PEER_GONE], "failed", 60.0, 2)
+    quiet = find_root_cause(tmp_path, [], "failed", 60.0, 2)
+    assert (noisy.rank, noisy.kind) == (quiet.rank, quiet.kind) == (1, "signal")
+    assert "SIGKILL" in noisy.message
+
+
+def test_a_silent_rank_with_no_launcher_report_is_still_the_hung_one(tmp_path: Path) -> None:
+    found = find_root_cause(tmp_path, [PEER_GONE], "timeout", 60.0, 2)
+    assert (found.rank, found.kind) == (1, "hang")
