@@ -12,6 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from drill.cli.options import add_decks_option
 from drill.cli.output import say
 from drill.errors import DrillError
 
@@ -36,10 +37,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("query", nargs="*", metavar="QUERY", help="query terms")
     parser.add_argument("--json", action="store_true", help="print the matches as JSON")
-    parser.add_argument(
-        "--decks", action="append", metavar="DIR", default=argparse.SUPPRESS,
-        help="also load decks from DIR (repeatable)",
-    )  # fmt: skip
+    add_decks_option(parser)
     parser.set_defaults(func=cmd_cards)
 
 

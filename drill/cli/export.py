@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drill.cli.options import add_decks_option
 from drill.cli.output import say
 
 if TYPE_CHECKING:
@@ -74,13 +75,7 @@ def register(subparsers: Any) -> None:
             metavar="D",
             help="only deck D (a deck id, see `drill decks list`); repeatable",
         )
-        command.add_argument(
-            "--decks",
-            action="append",
-            metavar="DIR",
-            default=argparse.SUPPRESS,
-            help="also load decks from DIR (as `drill --decks`); repeatable",
-        )
+        add_decks_option(command)
         command.add_argument(
             "out",
             type=Path,

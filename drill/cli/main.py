@@ -34,6 +34,7 @@ from drill.cli import (
     study,
     verify,
 )
+from drill.cli.options import add_decks_option
 from drill.cli.output import say
 from drill.errors import DrillError, Terminated
 from drill.text import printable
@@ -60,16 +61,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{line} (see '{self.prog} --help')\n")
 
 
-def _add_decks_option(parser: argparse.ArgumentParser, *, top: bool) -> None:
-    parser.add_argument(
-        "--decks",
-        action="append",
-        metavar="DIR",
-        default=[] if top else argparse.SUPPRESS,
-        help="also load decks from DIR (a directory of *.yaml, or one file); repeatable",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="drill",
@@ -78,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"drill {__version__}")
-    _add_decks_option(parser, top=True)
+    add_decks_option(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     decks = sub.add_parser("decks", help="list or check decks", description="List or check decks.")
@@ -87,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_list = decks_sub.add_parser(
         "list", help="list loaded decks with card counts", description="List the loaded decks."
     )
-    _add_decks_option(p_list, top=False)
+    add_decks_option(p_list, top=False)
     p_list.set_defaults(func=cmd_decks_list)
     p_check = decks_sub.add_parser(
         "check",
@@ -97,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the bundled decks and your deck directories.",
     )
     p_check.add_argument("paths", nargs="*", metavar="PATH", help="deck files or directories")
-    _add_decks_option(p_check, top=False)
+    add_decks_option(p_check, top=False)
     p_check.set_defaults(func=cmd_decks_check)
 
     due = sub.add_parser(
@@ -107,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         "today's new-card limit.",
     )
     due.add_argument("--json", action="store_true", help="print JSON: {decks: [...], totals}")
-    _add_decks_option(due, top=False)
+    add_decks_option(due, top=False)
     due.set_defaults(func=cmd_due)
 
     for module in (

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
+from drill.cli.options import add_decks_option
 from drill.cli.output import say
 from drill.errors import DrillError
 from drill.times import utc_now
@@ -70,10 +71,7 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     parser.add_argument("--clear", action="store_true", help="end the plan (the history is kept)")
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
-    parser.add_argument(
-        "--decks", action="append", metavar="DIR", default=argparse.SUPPRESS,
-        help="also load decks from DIR (repeatable)",
-    )  # fmt: skip
+    add_decks_option(parser)
     parser.set_defaults(func=cmd_plan)
 
 

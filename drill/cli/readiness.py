@@ -12,6 +12,7 @@ import json
 import textwrap
 from typing import TYPE_CHECKING, Any
 
+from drill.cli.options import add_decks_option
 from drill.cli.output import say
 
 if TYPE_CHECKING:
@@ -41,10 +42,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument(
-        "--decks", action="append", metavar="DIR", default=argparse.SUPPRESS,
-        help="also load decks from DIR (repeatable)",
-    )  # fmt: skip
+    add_decks_option(parser)
     parser.set_defaults(func=cmd_readiness)
 
 
