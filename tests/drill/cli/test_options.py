@@ -1,4 +1,4 @@
-"""`--decks` is one option, accepted the same way before and after every command that loads decks."""
+"""`--decks` is one option, accepted alike before and after each command that loads decks."""
 
 from __future__ import annotations
 
