@@ -9,12 +9,18 @@ from trainer_lab.result import LabResult
 
 
 def grade_source(
-    source: str, tmp_path: Path, phases: tuple[str, ...], timeout_s: float = 90.0
+    source: str,
+    tmp_path: Path,
+    phases: tuple[str, ...],
+    timeout_s: float = 90.0,
+    seed: int | None = None,
 ) -> LabResult:
+    """The grading's result; `seed` draws its fault plan (None: a fresh one, in the result's
+    "seed")."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     script = tmp_path / "train.py"
     script.write_text(source)
-    return grade(script, tmp_path / "out", phases, timeout_s=timeout_s).result
+    return grade(script, tmp_path / "out", phases, timeout_s=timeout_s, seed=seed).result
 
 
 def failed(result: LabResult) -> list[str]:

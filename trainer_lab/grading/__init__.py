@@ -83,12 +83,16 @@ def grade(
     parallel: int = 2,
     on_progress: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    seed: int | None = None,
 ) -> Grading:
     """Run `script` as the contract's train.py for the launches `phases` need (in PHASES order,
     then STRETCH_PHASES order,
     shared runs once, up to `parallel` at a time, each under `timeout_s`), judge what it did,
     write out_dir/result.json and return it. `on_progress` gets a line per launch started and
     ended; setting `cancel` kills the running launches (the grading is then `cancelled`).
+    `seed` draws the fault plan (which rank is killed after which step, which rank's save is
+    torn alone) and the samples: the same seed, the same plan; None draws a fresh seed, and
+    the seed used is `Grading.seed` (result.json's "seed").
     Raises ScriptError when the file cannot be read; a file that does not compile is not run
     and fails every check."""
     from trainer_lab.grading.grader import grade_script  # the harness loads when a grading runs
@@ -101,4 +105,5 @@ def grade(
         parallel=parallel,
         on_progress=on_progress,
         cancel=cancel,
+        seed=seed,
     )

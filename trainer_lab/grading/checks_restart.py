@@ -63,6 +63,36 @@ def _fetches_by_step(run: ScriptRun, rank: int, offset: int) -> dict[int, list[i
     return found
 
 
+def resumed_by_rank(reference: ScriptRun, relaunch: ScriptRun) -> dict[int, int]:
+    """Rank -> the step after which it resumed, told by the batch it read first: the relaunch's
+    first batch on that rank is the uninterrupted run's batch for step s+1 (ranks whose first
+    batch is no step's are left out)."""
+    found: dict[int, int] = {}
+    for rank in relaunch.ranks():
+        first = _fetches_by_step(relaunch, rank, 0).get(1)
+        if not first:
+            continue
+        u = _fetches_by_step(reference, rank, 0)
+        steps = [s for s in sorted(u) if u[s] == first]
+        if len(steps) == 1:
+            found[rank] = steps[0] - 1
+    return found
+
+
+def ranks_disagree(reference: ScriptRun, relaunch: ScriptRun) -> str | None:
+    """The likely cause when the relaunch's ranks resumed from different steps."""
+    found = resumed_by_rank(reference, relaunch)
+    if len(set(found.values())) < 2:
+        return None
+    where = ", ".join(f"rank {r} after step {s}" for r, s in sorted(found.items()))
+    return (
+        f"the ranks resumed from different checkpoints ({where}, by the samples each read "
+        "first): each rank took its own newest file, but a checkpoint is complete only when "
+        "every rank's part of it is: the ranks must agree on the step to resume at (e.g. the "
+        "minimum of each rank's newest, all-reduced)"
+    )
+
+
 def _first_printed_step(run: ScriptRun) -> int | None:
     lines = step_lines(run.stdout_path(0)).lines
     return lines[0]["step"] if lines else None
@@ -113,23 +143,53 @@ def resume_checks(
     return resumed, text
 
 
+def planned_kill(killed: ScriptRun) -> tuple[int, int]:
+    """(rank, after step) of the kill the grading's fault plan put in this launch."""
+    faults = killed.launch.faults
+    if faults.kill_rank is None or faults.kill_after_step is None:
+        return 1, RESTART_KILLED_AFTER
+    return faults.kill_rank, faults.kill_after_step
+
+
 def restart_checks(reference: ScriptRun, killed: ScriptRun, relaunch: ScriptRun) -> list[Check]:
-    expected = (RESTART_KILLED_AFTER - 1) // CKPT_EVERY * CKPT_EVERY
+    rank, after = planned_kill(killed)
+    expected = (after - 1) // CKPT_EVERY * CKPT_EVERY
     was_killed = any(
         e["event"] == "killed" for e in save_events(killed.observe_dir, killed.ranks())
     )
     if not was_killed:
-        detail = f"rank 1 never reached step {RESTART_KILLED_AFTER}: {failed_run_detail(killed)}"
+        detail = (
+            f"the planned kill of rank {rank} after step {after} did not happen: rank {rank} "
+            f"never reached step {after}: {failed_run_detail(killed)}"
+        )
         names = ("resumes_at_checkpoint", "no_replay_or_skip", "matches_uninterrupted")
         return [check(f"restart.{n}", False, detail) for n in names] + [single_writer(reference)]
-    prefix = f"rank 1 SIGKILLed after step {RESTART_KILLED_AFTER}, relaunched"
+    prefix = f"planned fault: rank {rank} SIGKILLed after step {after}, relaunched"
     resumed, evidence = resume_checks(reference, killed, relaunch, expected, prefix)
+    split = ranks_disagree(reference, relaunch)
+    if split is not None:
+        evidence = f"{evidence.split('; likely cause: ')[0]}; likely cause: {split}"
     printed = _first_printed_step(relaunch)
-    ok = resumed == expected and (printed is None or printed == expected + 1)
+    ok = split is None and resumed == expected and (printed is None or printed == expected + 1)
     checks = [check("restart.resumes_at_checkpoint", ok, evidence)]
     offset = resumed if resumed is not None else expected
     checks.append(no_replay_or_skip(reference, relaunch, offset))
-    checks.append(matches_uninterrupted(reference, relaunch, offset, resumed is not None))
+    matches = matches_uninterrupted(reference, relaunch, offset, resumed is not None)
+    older = resumed is not None and resumed < expected
+    if not matches["passed"] and older and "likely cause: " in evidence:
+        # resumed at an older step: the samples read before the newest checkpoint were served
+        # other values (the past is not replayable), so the runs part at once; the cause is the
+        # one restart.resumes_at_checkpoint names (shown once), not what the step-by-step
+        # comparison would guess
+        seen = matches["detail"].split("; likely cause: ")[0]
+        matches = check(
+            matches["name"],
+            False,
+            f"{seen}; the relaunch resumed after step {resumed}, not {expected}, and its first "
+            "batch was served other values (samples from before the newest checkpoint); likely "
+            f"cause: {evidence.split('likely cause: ', 1)[1]}",
+        )
+    checks.append(matches)
     checks.append(single_writer(reference))
     return checks
 
@@ -311,31 +371,42 @@ def single_writer(reference: ScriptRun) -> Check:
 
 
 def torn_checks(reference: ScriptRun, tears: list[tuple[ScriptRun, ScriptRun]]) -> list[Check]:
-    """Each (torn run, relaunch): the k-th file of the save after TEAR_AFTER was torn."""
+    """Each (torn run, relaunch): the k-th file of the save after the plan's tear step was torn
+    (on its tear_rank alone, or on every rank)."""
     used_ok, finish_ok = True, True
     used_text: list[str] = []
     finish_text: list[str] = []
     u_last = max((r["pstep"] for r in step_records(reference.observe_dir, 0)), default=0)
-    expected = TEAR_AFTER - CKPT_EVERY
     for torn, relaunch in tears:
         k = torn.launch.faults.tear_write
+        tear_after = torn.launch.faults.tear_write_after or TEAR_AFTER
+        alone = torn.launch.faults.tear_rank
+        expected = tear_after - CKPT_EVERY
         events = save_events(torn.observe_dir, torn.ranks())
         tear = next((e for e in events if e["event"] == "torn"), None)
         if tear is None:
             detail = (
-                f"no file write into --ckpt-dir after step {TEAR_AFTER} (write {k}) was seen: "
-                f"{failed_run_detail(torn)}; expected a checkpoint save after step {TEAR_AFTER}"
+                f"no file write into --ckpt-dir after step {tear_after} (write {k}) was seen: "
+                f"{failed_run_detail(torn)}; expected a checkpoint save after step {tear_after}"
             )
             return [
                 check("torn.previous_checkpoint_used", False, detail),
                 check("torn.finishes", False, detail),
             ]
+        whose = f", on rank {alone} alone" if alone is not None else ""
         prefix = (
             f"killed while writing {tear['path']} (file {k} written after step {tear['pstep']}, "
-            f"{tear.get('bytes')} of {tear.get('of')} bytes on disk), relaunched"
+            f"{tear.get('bytes')} of {tear.get('of')} bytes on disk{whose}), relaunched"
         )
+        split = ranks_disagree(reference, relaunch)
+        if alone is not None and split is None and resumed_after(reference, relaunch) == tear_after:
+            # one rank's save torn, the others' complete: when they hold the whole state (each
+            # rank a full copy), every rank resuming from the torn step is as good
+            expected = tear_after
         resumed, evidence = resume_checks(reference, torn, relaunch, expected, prefix)
-        if resumed is None and relaunch.status != "ok":
+        if split is not None:  # what rank 0's weights say is not the cause then
+            evidence = f"{evidence.split('; likely cause: ')[0]}; likely cause: {split}"
+        elif resumed is None and relaunch.status != "ok":
             evidence = evidence.split("; likely cause: ")[0] + (
                 "; likely cause: the relaunch took the torn save for complete (its completeness "
                 "test passed before every file of the save was in)"
@@ -359,7 +430,9 @@ def torn_checks(reference: ScriptRun, tears: list[tuple[ScriptRun, ScriptRun]]) 
         )
         if not ok:
             finish_ok = False
-            if reached > u_last:
+            if split is not None:
+                text += f"; likely cause: {split}"
+            elif reached > u_last:
                 text += "; likely cause: --steps counted from the resume instead of from step 0"
             elif relaunch.status != "ok":
                 text += "; likely cause: the relaunch loaded the torn file"

@@ -170,10 +170,7 @@ def accum_matches_large_batch(accum: ScriptRun, k1: ScriptRun) -> tuple[bool, st
     g, g1 = mine[0]["grad"].get("norm") or 0.0, theirs[0]["grad"].get("norm") or 0.0
     if not g1:
         return False, "the K=1 run's step-1 gradient is zero: nothing to compare"
-    what = (
-        f"step-1 gradient norm {g:.4g} at K={ACCUM_K} vs {g1:.4g} at K=1 on data where every "
-        "sample is the same"
-    )
+    what = f"step-1 gradient norm {g:.4g} at K={ACCUM_K} vs {g1:.4g} at K=1 on the same samples"
     return _ratio_verdict(
         g / g1,
         what,
@@ -292,7 +289,7 @@ def fsdp2_learns(run: ScriptRun, const: ScriptRun, one: ScriptRun) -> tuple[bool
     same, detail = _ratio_verdict(
         g / g1,
         f"step-1 gradient norm over the shards {g:.4g} at W=2 vs {g1:.4g} for one process on "
-        "data where every sample is the same",
+        "the same global batch",
         "gradients summed across ranks, not averaged (about W times)",
         "gradients divided by the world size twice (or by too much)",
     )

@@ -8,7 +8,9 @@ editor opens with, the model answer and its broken variants (variants.toml).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+import secrets
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from trainer_lab.usercode.protocol import DATASET_MODULE
@@ -25,6 +27,12 @@ MAX_TEAR_WRITES = 4  # a save of more files is torn at its first two and last tw
 # Mirrors drill_data.py (a test keeps them equal); the grader must not import torch.
 DATASET_SIZE = 48
 BATCH_SIZE = 4
+
+CKPT_EVERY = 4
+# The W=2 runs of the restart and torn phases (and the uninterrupted run they are compared
+# with): checkpoints after steps 4, 8, ..., 24; a resume at step 16 is compared for 8 steps (a
+# lost LR schedule of period 5 shows).
+RESTART_STEPS = 6 * CKPT_EVERY
 
 PHASES = ("skeleton", "distributed", "restart", "torn", "monitoring")
 CHECK_NAMES: dict[str, tuple[str, ...]] = {
@@ -50,8 +58,15 @@ Build a distributed training pipeline in one file, train.py.
 
 Given: drill_data.py (in the workspace) provides the dataset: `ToyDataset()` is map-style with
 {DATASET_SIZE} samples; item i is (i, x, y): the sample id, 8 features, a target of shape (1,).
-Use BATCH_SIZE = {BATCH_SIZE} samples per rank per step. Keep num_workers=0 (two CPU cores).
-Use a torch.optim optimizer (the grader watches its steps: a run with none fails every phase).
+Use drill_data.BATCH_SIZE samples per rank per step: import it, never write the number (it is
+{BATCH_SIZE}; a one-process run may get another). Keep num_workers=0 (two CPU cores).
+Samples are read through `dataset[i]` or `dataset.__getitems__(ids)` (a DataLoader calls it);
+every such read is observed. The dataset holds no tensors: there is no other way to the values.
+Every run draws its own values for the ids (train on what you read, when you read it); seed the
+model's initialization (the same initial weights in every run: runs are compared).
+Use a torch.optim optimizer (the grader watches its steps: a run with none fails every phase;
+a step that changes no parameter, like the zero-lr step torch's DCP get_state_dict runs on a
+fresh optimizer, is not a training step and is not counted).
 
 Your script must:
   1. run as `python train.py --steps N --ckpt-dir DIR --ckpt-every C` and as
@@ -75,18 +90,35 @@ How it is graded (each check is a real run, observed from outside: parameters an
 after every optimizer step on every rank, the ids every rank fetched, checkpoint writes):
   skeleton     one process: exits 0 after exactly N optimizer steps, the JSON lines parse
                (steps 1..N), the loss falls, and the updates depend on the data: a second run
-               on other data (the grader swaps the dataset) must compute other gradients
+               on other values must end at parameters at least 5 % of the distance they moved
+               away from the first run's
   distributed  W=2 and W=3: every sample exactly once per epoch across ranks, a new order
                every epoch, identical parameters on every rank after every step, and a step
-               at W=3 equals one process on the global batch (gradients averaged, not summed;
-               compared on data where every sample is the same), only rank 0 prints step lines
-  restart      W=2, rank 1 SIGKILLed after a step, relaunched: resumes at the last checkpoint,
+               at W=3 equals one process on the global batch: your script run as one process
+               (BATCH_SIZE = 3 x {BATCH_SIZE}) is served in its step s the samples the 3 ranks
+               read for their step s; the gradients must agree step by step (averaged, not
+               summed nor one rank's: in direction within 70 % and in norm x0.6-1.6, medians
+               over the steps, for dropout noise), only rank 0 prints step lines
+  restart      W=2, {RESTART_STEPS} steps: one rank SIGKILLed after a step, relaunched (which rank
+               and step are drawn per grading from its seed; the report names the seed, and
+               `drill mock grade --seed N` draws the same plan): resumes at the last checkpoint,
                no replayed or skipped samples, parameters equal an uninterrupted run's after
-               every later step (bit for bit), each checkpoint file written by one rank
+               every later step (bit for bit), each checkpoint file written by one rank. Until
+               its first optimizer step, the relaunch serves other values for the samples read
+               before the checkpoint: the past lives in the checkpoint, it cannot be replayed
   torn         killed in the middle of writing the k-th file of the save after step 8 (for
-               each file the save writes, up to 4), relaunched: the previous complete
-               checkpoint is used and the run finishes at exactly N. Writes are watched at the
-               file level (open/os.open/torch.save into DIR, fsync, rename)
+               each file the save writes, up to 4; the first on every rank, and, when several
+               ranks write that save, on one rank alone while the others' saves complete: the
+               ranks must agree on the checkpoint they resume from, the previous one or, when
+               the complete saves hold the whole state, the torn step's), relaunched: the
+               previous complete checkpoint is used and the run finishes at exactly N. A save
+               is what a rank writes into DIR after an optimizer step, up to its commit (the
+               rename or the empty marker file that makes it complete), watched at the file level
+               (open/os.open/torch.save into DIR, fsync, rename). The tears hit the files that
+               get bytes: cut to half the bytes written as the file is closed, then SIGKILL.
+               A rename and a file created empty (`touch`) cannot be half done, so they are
+               never torn: commit after the files the save covers are complete (a marker with
+               contents is a file like the others, and can be torn)
   monitoring   step lines carry >= 3 named phases that add up to the step time within 10 %
 """
 
@@ -121,7 +153,13 @@ class LaunchPlan:
     continues: str | None = None
     tear_write: int = 1  # the k-th file written after tear_after_step is torn
     tear_rank: int | None = None  # only on this rank (None: on every rank)
-    data_variant: str | None = None  # the given dataset draws other data (drill_data._variant)
+    # Launches of one `data` group draw the same samples, from a seed the grader draws per
+    # grading and group (a relaunch reads its run's samples): usercode/dataplan.py
+    data: str = "round"
+    # a reference: served, read by read, the global batches launch `replays` consumed step by
+    # step (it runs after that launch); batch_size: drill_data.BATCH_SIZE in this launch
+    replays: str | None = None
+    batch_size: int | None = None
     # Runs are forked from the warm launcher, except one under real torchrun: the runs that
     # continue from it (resume, tears) are compared with it step by step, so a script that could
     # tell the two apart fails there.
@@ -133,41 +171,104 @@ class LaunchPlan:
     exclusive: bool = False  # nothing else runs beside it (its timing is compared)
 
 
-CKPT_EVERY = 4
-RESTART_KILLED_AFTER = 2 * CKPT_EVERY + 1  # rank 1 dies after step 9: the step-8 save is done
+# A grading's kill comes after one of these steps (drawn per grading, fault_plan()): the newest
+# complete checkpoint is then always step 16, two digits beside 4 and 8 (a "newest" picked by
+# string order takes step 8), and 4 steps into an epoch at W=2 (a resume that starts the
+# epoch over replays samples; step 12 would be an epoch's end).
+KILL_STEPS = (4 * CKPT_EVERY + 1, 4 * CKPT_EVERY + 2, 4 * CKPT_EVERY + 3)
+RESTART_KILLED_AFTER = KILL_STEPS[0]  # the default plan's (LAUNCHES): the step-16 save is done
 TEAR_AFTER = 2 * CKPT_EVERY  # the save at step 8 is torn: step 4 is the last complete one
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """A grading's faults, drawn from its seed: the rank SIGKILLed after step kill_after (the
+    "kill" launch), and the rank whose save after tear_after is torn alone (a "tear-1" launch,
+    when more than one rank writes that save; the "tear" launch tears every rank's)."""
+
+    seed: int
+    kill_rank: int
+    kill_after: int
+    tear_rank: int
+    tear_after: int = TEAR_AFTER
+
+    @property
+    def resume_step(self) -> int:
+        """The newest complete checkpoint when the kill comes (the save after step kill_after
+        itself has not started: the kill comes right after the optimizer step)."""
+        return (self.kill_after - 1) // CKPT_EVERY * CKPT_EVERY
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "seed": self.seed,
+            "kill_rank": self.kill_rank,
+            "kill_after": self.kill_after,
+            "tear_rank": self.tear_rank,
+            "tear_after": self.tear_after,
+        }
+
+
+def fault_plan(seed: int | None = None) -> FaultPlan:
+    """The fault plan of `seed` (None: a fresh seed): the same seed, the same plan."""
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    draw = random.Random(seed)
+    return FaultPlan(
+        seed,
+        kill_rank=draw.choice((0, 1)),
+        kill_after=draw.choice(KILL_STEPS),
+        tear_rank=draw.choice((0, 1)),
+    )
+
+
+OTHER_DATA = "single-other-data"
+W3_REFERENCE = "w3-reference"
+# drill_data.BATCH_SIZE in the one-process runs: the global batch of W=3 (the reference of w3
+# needs it; the skeleton's runs use it too, so that the reference looks like them)
+ONE_PROCESS_BATCH = 3 * BATCH_SIZE
 
 LAUNCHES: dict[str, LaunchPlan] = {
     plan.name: plan
     for plan in (
-        LaunchPlan("single", 0, steps=24, ckpt_every=8),
-        LaunchPlan("single-other-data", 0, steps=8, ckpt_every=8, data_variant="constant"),
-        LaunchPlan("w2", 2, steps=16, ckpt_every=CKPT_EVERY, under_torchrun=True),
-        LaunchPlan("w3", 3, steps=10, ckpt_every=CKPT_EVERY, data_variant="constant"),
-        LaunchPlan("kill", 2, 16, CKPT_EVERY, kill=(1, RESTART_KILLED_AFTER)),
-        LaunchPlan("resume", 2, 16, CKPT_EVERY, continues="kill"),
-        LaunchPlan("tear", 2, 16, CKPT_EVERY, tear_after_step=TEAR_AFTER),
-        LaunchPlan("tear-resume", 2, 16, CKPT_EVERY, continues="tear"),
+        LaunchPlan("single", 0, 24, 8, data="single", batch_size=ONE_PROCESS_BATCH),
+        LaunchPlan(OTHER_DATA, 0, 24, 8, data="other", batch_size=ONE_PROCESS_BATCH),
+        LaunchPlan("w2", 2, RESTART_STEPS, CKPT_EVERY, under_torchrun=True),
+        LaunchPlan("w3", 3, steps=10, ckpt_every=CKPT_EVERY, data="w3"),
+        # one process served the global batches of w3, step by step; like "single" to the script
+        LaunchPlan(W3_REFERENCE, 0, 24, 8, data="w3", replays="w3", batch_size=ONE_PROCESS_BATCH),
+        LaunchPlan("kill", 2, RESTART_STEPS, CKPT_EVERY, kill=(1, RESTART_KILLED_AFTER)),
+        LaunchPlan("resume", 2, RESTART_STEPS, CKPT_EVERY, continues="kill"),
+        LaunchPlan("tear", 2, RESTART_STEPS, CKPT_EVERY, tear_after_step=TEAR_AFTER),
+        LaunchPlan("tear-resume", 2, RESTART_STEPS, CKPT_EVERY, continues="tear"),
     )
 }
 
-OTHER_DATA = "single-other-data"
 PHASE_LAUNCHES: dict[str, tuple[str, ...]] = {
     "skeleton": ("single", OTHER_DATA),
-    "distributed": ("w2", "w3", OTHER_DATA),
+    "distributed": ("w2", "w3", W3_REFERENCE),
     "restart": ("w2", "kill", "resume"),
     "torn": ("w2", "tear", "tear-resume"),
     "monitoring": ("w2",),
 }
 
 
-def tear_plans(k: int, rank: int) -> tuple[LaunchPlan, LaunchPlan]:
-    """The tear of the k-th file written after TEAR_AFTER on `rank`, and its relaunch."""
+def fault_launches(faults: FaultPlan) -> dict[str, LaunchPlan]:
+    """LAUNCHES with the kill and the tear of `faults`."""
+    return {
+        **LAUNCHES,
+        "kill": replace(LAUNCHES["kill"], kill=(faults.kill_rank, faults.kill_after)),
+        "tear": replace(LAUNCHES["tear"], tear_after_step=faults.tear_after),
+    }
+
+
+def tear_plans(k: int, rank: int, after_step: int = TEAR_AFTER) -> tuple[LaunchPlan, LaunchPlan]:
+    """The tear of the k-th file written after `after_step` on `rank` alone, and its relaunch
+    (launches "tear-K" and "tear-K-resume")."""
     name = f"tear-{k}"
-    tear = LaunchPlan(
-        name, 2, 16, CKPT_EVERY, tear_after_step=TEAR_AFTER, tear_write=k, tear_rank=rank
+    tear = replace(
+        LAUNCHES["tear"], name=name, tear_after_step=after_step, tear_write=k, tear_rank=rank
     )
-    return tear, LaunchPlan(f"{name}-resume", 2, 16, CKPT_EVERY, continues=name)
+    return tear, replace(LAUNCHES["tear-resume"], name=f"{name}-resume", continues=name)
 
 
 def tear_writes(count: int) -> list[int]:

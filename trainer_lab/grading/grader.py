@@ -12,6 +12,7 @@ launches, and the likely causes of what failed. A script that does not compile i
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -36,11 +37,15 @@ from trainer_lab.grading.contract import (
     PHASES,
     SCRIPT_NAME,
     SKELETON_TIMEOUT_S,
-    TEAR_AFTER,
+    W3_REFERENCE,
+    FaultPlan,
     LaunchPlan,
+    fault_launches,
+    fault_plan,
     tear_plans,
     tear_writes,
 )
+from trainer_lab.grading.data_plans import data_plan
 from trainer_lab.grading.outcome import Grading
 from trainer_lab.grading.stretch import (
     STRETCH_CHECK_NAMES,
@@ -82,7 +87,10 @@ def prepare_workspace(source: str, workspace: Path) -> Path:
     return workspace / SCRIPT_NAME
 
 
-def launches_for(phases: Iterable[str]) -> list[LaunchPlan]:
+def launches_for(phases: Iterable[str], faults: FaultPlan | None = None) -> list[LaunchPlan]:
+    """The launches `phases` need, each once, in the order they start; with the kill and the
+    tear of `faults` (None: the default plan's, LAUNCHES)."""
+    launches = ALL_LAUNCHES if faults is None else {**ALL_LAUNCHES, **fault_launches(faults)}
     names: list[str] = []
     for phase in phases:
         for name in ALL_PHASE_LAUNCHES[phase]:
@@ -90,11 +98,11 @@ def launches_for(phases: Iterable[str]) -> list[LaunchPlan]:
             while ALL_LAUNCHES[chain[-1]].continues:
                 chain.append(ALL_LAUNCHES[chain[-1]].continues)  # type: ignore[arg-type]
             names.extend(n for n in reversed(chain) if n not in names)
-    heads = {ALL_LAUNCHES[n].continues for n in names}
+    heads = {ALL_LAUNCHES[n].continues for n in names} | {ALL_LAUNCHES[n].replays for n in names}
     # the one-process run first (when it does not finish nothing else runs), then those with a
     # relaunch after them: the chains finish sooner
     return sorted(
-        (ALL_LAUNCHES[n] for n in names), key=lambda p: (p.name != "single", p.name not in heads)
+        (launches[n] for n in names), key=lambda p: (p.name != "single", p.name not in heads)
     )
 
 
@@ -123,10 +131,14 @@ def to_launch(
     out_dir: Path,
     timeout_s: float,
     references: dict[str, Path] | None = None,
+    seed: int = 0,
 ) -> ScriptLaunch:
     if plan.reference:
         script = (references or {})[plan.reference]
-    ckpt = out_dir / "ckpt" / (plan.continues or plan.name)
+    # named by a digest, not the launch: a script must not learn from its --ckpt-dir which
+    # launch (the reference, the other data) it is in
+    key = f"{seed}/{plan.continues or plan.name}".encode()
+    ckpt = out_dir / "ckpt" / hashlib.sha256(key).hexdigest()[:12]
     kill_rank, kill_after = plan.kill if plan.kill else (None, None)
     if plan.name == "single":  # fail fast: nothing else runs when this one does not finish
         timeout_s = min(timeout_s, SKELETON_TIMEOUT_S)
@@ -154,31 +166,51 @@ def to_launch(
             tear_write=plan.tear_write,
             tear_rank=plan.tear_rank,
         ),
-        data_variant=plan.data_variant,
+        data=data_plan(plan, ALL_LAUNCHES, out_dir, seed),
         launcher="torchrun" if plan.under_torchrun else None,
         watch_progress=True,  # a hang ends once no rank makes progress, not at the deadline
         extra_env=plan_env(plan),
     )
 
 
-def save_writes(run: ScriptRun, after_step: int) -> tuple[int, int]:
-    """(rank, files it wrote) for the rank that wrote the most files in the save after step
-    `after_step` (the file-level write records of a finished run)."""
+def save_write_counts(run: ScriptRun, after_step: int) -> dict[int, int]:
+    """Rank -> files it wrote in the save after step `after_step` (the file-level write
+    records of a finished run)."""
     counts = {rank: 0 for rank in run.ranks()}
     for event in save_events(run.observe_dir, run.ranks()):
         if event["event"] == "write" and event.get("pstep") == after_step:
-            counts[event["rank"]] += 1
-    rank = max(counts, key=lambda r: (counts[r], -r))
+            counts[event["rank"]] = counts.get(event["rank"], 0) + 1
+    return counts
+
+
+def save_writes(run: ScriptRun, after_step: int, prefer: int = 0) -> tuple[int, int]:
+    """(rank, files it wrote) for the rank that wrote the most files in the save after step
+    `after_step`; among ranks that wrote as many, `prefer` if it is one, else the lowest."""
+    counts = save_write_counts(run, after_step)
+    rank = max(counts, key=lambda r: (counts[r], r == prefer, -r))
     return rank, counts[rank]
 
 
-def extra_tears(runs: dict[str, ScriptRun], chosen: Iterable[str]) -> list[LaunchPlan]:
-    """Once the uninterrupted W=2 run shows how many files its save after step 8 writes, a tear
-    of each further file (the first is torn by the "tear" launch from the start)."""
+def extra_tears(
+    runs: dict[str, ScriptRun], chosen: Iterable[str], faults: FaultPlan
+) -> list[LaunchPlan]:
+    """Once the uninterrupted W=2 run shows which ranks write how many files in the save after
+    the tear step: a tear of each further file (the first is torn on every rank by the "tear"
+    launch from the start), on the rank that writes the most; and when several ranks write
+    that save, a tear of the plan's rank's first file alone ("tear-1": its peers' saves
+    complete, so ranks that each take their own newest file disagree)."""
     if "torn" not in chosen or "w2" not in runs:
         return []
-    rank, count = save_writes(runs["w2"], TEAR_AFTER)
-    return [plan for k in tear_writes(count) if k > 1 for plan in tear_plans(k, rank)]
+    counts = save_write_counts(runs["w2"], faults.tear_after)
+    rank, count = save_writes(runs["w2"], faults.tear_after, faults.tear_rank)
+    plans = [
+        plan for k in tear_writes(count) if k > 1 for plan in tear_plans(k, rank, faults.tear_after)
+    ]
+    writers = [r for r, n in counts.items() if n > 0]
+    if len(writers) > 1:
+        alone = faults.tear_rank if faults.tear_rank in writers else writers[0]
+        plans.extend(tear_plans(1, alone, faults.tear_after))
+    return plans
 
 
 def run_launches(
@@ -206,7 +238,7 @@ def run_launches(
                     waiting.remove(plan)
                 elif alone and active:
                     continue  # an exclusive run (a timing) runs with no other beside it
-                elif plan.continues is None or plan.continues in runs:
+                elif all(d is None or d in runs for d in (plan.continues, plan.replays)):
                     waiting.remove(plan)
                     if on_progress:
                         world = f"W={plan.world_size}" if plan.world_size else "one process"
@@ -232,8 +264,24 @@ def run_launches(
     return runs, skipped
 
 
+def _stepless(names: Iterable[str], runs: dict[str, ScriptRun]) -> list[str]:
+    """The launches among `names` that ran the user's script, exited 0 and made no optimizer
+    step."""
+    return [
+        n
+        for n in names
+        if n in runs
+        and n != OTHER_DATA
+        and not (n in ALL_LAUNCHES and ALL_LAUNCHES[n].reference)  # a model answer's
+        and runs[n].status == "ok"
+        and not step_records(runs[n].observe_dir, 0)
+    ]
+
+
 def no_optimizer_step(phase: str, runs: dict[str, ScriptRun]) -> str | None:
-    """Why the phase cannot pass when its runs that exited 0 made no torch.optim step."""
+    """Why the phase cannot pass when its runs that exited 0 made no torch.optim step. The
+    text is the grading's, not the phase's (it names every such launch), so that phases failing
+    for it quote one reason, shown once."""
     names = [
         n
         for n in ALL_PHASE_LAUNCHES[phase]
@@ -242,8 +290,9 @@ def no_optimizer_step(phase: str, runs: dict[str, ScriptRun]) -> str | None:
     clean = [n for n in names if runs[n].status == "ok"]
     if not clean or any(step_records(runs[n].observe_dir, 0) for n in clean):
         return None
+    every = _stepless(sorted(runs), runs)
     return (
-        f"no optimizer step seen ({', '.join(clean)} exited 0 without one); expected a "
+        f"no optimizer step seen ({', '.join(every)} exited 0 without one); expected a "
         "torch.optim optimizer step per training step (the contract: the grader watches them); "
         "likely cause: the parameters are not updated by a torch.optim optimizer"
     )
@@ -272,7 +321,7 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
     if phase == "skeleton":
         return skeleton_checks(runs["single"], runs[OTHER_DATA])
     if phase == "distributed":
-        return distributed_checks([runs["w2"], runs["w3"]], runs[OTHER_DATA])
+        return distributed_checks([runs["w2"], runs["w3"]], runs[W3_REFERENCE])
     if phase == "restart":
         return restart_checks(runs["w2"], runs["kill"], runs["resume"])
     if phase == "torn":
@@ -326,29 +375,35 @@ def grade_script(
     parallel: int = 2,
     on_progress: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    seed: int | None = None,
 ) -> Grading:
     """Grade the script at script_path; write out_dir/result.json and return it as a Grading.
-    `phases` may name the stretch phases too (stretch.py). Raises ScriptError when the file
-    cannot be read."""
+    `phases` may name the stretch phases too (stretch.py). `seed` draws the fault plan (which
+    rank is killed after which step, which rank's save is torn alone) and the samples every
+    launch reads: the same seed, the same grading; None draws a fresh one. The seed used is
+    the result's "seed". Raises ScriptError when the file cannot be read."""
     chosen = [p for p in ALL_PHASES if p in set(phases)]
     source = read_script(script_path)
     start = time.monotonic()
+    faults = fault_plan(seed)
     result = begin(LAB, {"script": str(script_path), "phases": chosen}, 2, out_dir)
+    result["seed"] = faults.seed  # type: ignore[typeddict-unknown-key]
     bad_syntax = syntax_error(source)
     if bad_syntax:
         names = [name for phase in chosen for name in ALL_CHECK_NAMES[phase]]
         not_compiled(result, names, bad_syntax)
         return _finish(result, out_dir, start)
     script = prepare_workspace(source, out_dir / "workspace")
-    plans = launches_for(chosen)
+    plans = launches_for(chosen, faults)
     references = prepare_references(plans, out_dir)
     runs, skipped = run_launches(
         plans,
-        lambda plan: to_launch(plan, script, out_dir, timeout_s, references),
+        # the samples every launch reads come from the grading's seed too (data_plans.py)
+        lambda plan: to_launch(plan, script, out_dir, timeout_s, references, faults.seed),
         parallel,
         on_progress,
         cancel,
-        lambda done: extra_tears(done, chosen),
+        lambda done: extra_tears(done, chosen, faults),
     )
     result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
     for run in runs.values():  # the lab contract's per-rank events, per launch
@@ -369,6 +424,7 @@ def grade_script(
         "launch_seconds": {n: round(r.duration_s, 2) for n, r in runs.items()},
         "phase_launch_seconds": phase_times,
         "shared_reasons": list(dict.fromkeys(shared)),
+        "fault_plan": faults.to_dict(),
         "limits": LIMITS_TEXT,
     }
     if cancel is not None and cancel.is_set():

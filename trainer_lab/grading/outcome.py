@@ -49,6 +49,13 @@ class Grading(Mapping[str, Any]):
         return list(self.result["observations"].get("likely_causes") or [])
 
     @property
+    def seed(self) -> int | None:
+        """The seed the fault plan was drawn from (`grade(..., seed=)` reproduces it); None for
+        a result written before gradings had one."""
+        seed = self.result.get("seed")
+        return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+    @property
     def duration_s(self) -> float:
         return self.result["duration_s"]
 

@@ -50,7 +50,8 @@ _COMMON = f"""\
 The script is your train.py of the round, extended: it keeps the round's contract (the same
 arguments, resume from --ckpt-dir, one JSON step line per step from rank 0, exit 0 at step N,
 destroy_process_group at the end). Runs are on CPU (gloo) under torchrun with W=2 unless said
-otherwise; BATCH_SIZE = {BATCH_SIZE} samples per rank per forward pass. Seed the model's
+otherwise; BATCH_SIZE samples per rank per forward pass (drill_data.BATCH_SIZE: {BATCH_SIZE} unless
+a run sets another; import it). Seed the model's
 initialization (the same weights in every run): checks compare runs with each other.
 """
 
@@ -74,8 +75,9 @@ begins and ends, and at every optimizer step):
                                 gradients differ, at the optimizer step they are identical: one
                                 all-reduce per step. Gradients identical after micro-batch 1
                                 mean it was all-reduced (no no_sync): K all-reduces per step
-  accum.matches_large_batch     step 1 at K = {ACCUM_K} against the same script at K = 1, on
-                                data where every sample is the same: the gradients the
+  accum.matches_large_batch     step 1 at K = {ACCUM_K} against the same script at K = 1 with
+                                BATCH_SIZE = K * {BATCH_SIZE}, served the same samples (each
+                                rank its K micro-batches as one batch): the gradients the
                                 optimizer steps with have the same norm (x0.6-1.6); a loss
                                 not divided by K gives about K times it
 """,
@@ -123,8 +125,8 @@ How it is graded (W=2, 16 steps, checkpoint every {CKPT_EVERY}):
   fsdp2.sharded    the parameters the optimizer steps are DTensors on every rank, each rank holds
                    a part of the model (at most 1.5/W of it) and the parts add up to the whole
                    model (the one-process run's parameter count)
-  fsdp2.learns     the loss falls; step 1 on data where every sample is the same has the full
-                   gradient norm (over the shards) of one process's step 1 (x0.6-1.6)
+  fsdp2.learns     the loss falls; step 1's full gradient norm (over the shards) is that of one
+                   process served the same global batch (BATCH_SIZE = W * {BATCH_SIZE}) (x0.6-1.6)
   fsdp2.resumes    rank 1 SIGKILLed after step {_KILL}, relaunched: every rank resumes from
                    its shard after step 8 and matches the uninterrupted run's shard after
                    every later step (bit for bit, or within 1e-6)
@@ -180,8 +182,18 @@ STRETCH_LAUNCHES: dict[str, LaunchPlan] = {
     plan.name: plan
     for plan in (
         LaunchPlan("accum-w2", 2, 6, NO_SAVE, extra_args=_K, probes=True),
-        LaunchPlan("accum-const", 2, 2, NO_SAVE, data_variant="constant", extra_args=_K),
-        LaunchPlan("accum-k1-const", 2, 2, NO_SAVE, data_variant="constant", extra_args=_K1),
+        # K=1 served, per rank, the micro-batches accum-const's step consumed: its large batch
+        LaunchPlan("accum-const", 2, 2, NO_SAVE, data="accum", extra_args=_K),
+        LaunchPlan(
+            "accum-k1-const",
+            2,
+            2,
+            NO_SAVE,
+            data="accum",
+            extra_args=_K1,
+            replays="accum-const",
+            batch_size=ACCUM_K * BATCH_SIZE,
+        ),
         LaunchPlan("amp-w2", 2, 16, CKPT_EVERY, probes=True, inf_at_step=AMP_INF_AT),
         LaunchPlan(
             "amp-kill",
@@ -196,8 +208,17 @@ STRETCH_LAUNCHES: dict[str, LaunchPlan] = {
         LaunchPlan("fsdp-w2", 2, 16, CKPT_EVERY),
         LaunchPlan("fsdp-kill", 2, 16, CKPT_EVERY, kill=(1, STRETCH_KILLED_AFTER)),
         LaunchPlan("fsdp-resume", 2, 16, CKPT_EVERY, continues="fsdp-kill"),
-        LaunchPlan("fsdp-const", 2, 3, NO_SAVE, data_variant="constant"),
-        LaunchPlan("fsdp-one-const", 0, 3, NO_SAVE, data_variant="constant"),
+        # one process served the global batches of fsdp-const, step by step
+        LaunchPlan("fsdp-const", 2, 3, NO_SAVE, data="fsdp"),
+        LaunchPlan(
+            "fsdp-one-const",
+            0,
+            3,
+            NO_SAVE,
+            data="fsdp",
+            replays="fsdp-const",
+            batch_size=2 * BATCH_SIZE,
+        ),
         # one at a time, alternating (a drift in the machine's load falls on both alike)
         *(
             LaunchPlan(name, 2, THROUGHPUT_STEPS, NO_SAVE, reference=ref, exclusive=True)

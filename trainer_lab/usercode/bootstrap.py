@@ -33,6 +33,7 @@ from pathlib import Path  # noqa: E402
 
 from trainer_lab.result import failure_file  # noqa: E402
 from trainer_lab.usercode import protocol  # noqa: E402
+from trainer_lab.usercode.dataplan import DataPlan  # noqa: E402
 from trainer_lab.usercode.limits import apply_limits  # noqa: E402
 
 
@@ -79,6 +80,13 @@ def leave(code: int) -> None:
     os._exit(code)
 
 
+def hide_protocol_env() -> None:
+    """Remove this protocol's variables (read by now) from a coding-round script's environment:
+    they name the launch (its directories, its faults), which the script must not tell apart."""
+    for name in [n for n in os.environ if n.startswith(protocol.ENV_PREFIX)]:
+        del os.environ[name]
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print("usage: python -m trainer_lab.usercode.bootstrap SCRIPT [ARGS...]", file=sys.stderr)
@@ -107,13 +115,15 @@ def main(argv: list[str]) -> int:
     sys.argv = [str(script), *argv[1:]]
     sys.path[0] = str(script.parent)
     try:
+        plan = DataPlan.from_env(os.environ.pop(protocol.DATA_ENV, None))
         try:
             dataset = __import__(protocol.DATASET_MODULE)
         except ImportError:
             dataset = None
         if dataset is not None:
-            recorder.watch_dataset(dataset)
-            dataset._variant = os.environ.get(protocol.DATA_VARIANT_ENV)
+            world = int(os.environ.get("WORLD_SIZE", "1"))
+            recorder.watch_dataset(dataset, plan, world)
+            hide_protocol_env()
         runpy.run_path(str(script), run_name="__main__")
     except SystemExit as error:
         guard.disarm()

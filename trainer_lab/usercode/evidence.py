@@ -83,8 +83,9 @@ def optimizer_records(observe_dir: Path, rank: int) -> dict[int, dict[str, Any]]
 
 
 def save_events(observe_dir: Path, ranks: list[int]) -> list[dict[str, Any]]:
-    """save (torch.save) / write / fsync / rename / torn / killed records of the given ranks,
-    each with its rank."""
+    """save (torch.save) / write (a file closed with bytes) / create (a file closed empty: a
+    commit marker) / fsync / rename / torn / killed records of the given ranks, each with its
+    rank."""
     events = []
     for rank in ranks:
         for r in read_jsonl(observe_dir / protocol.saves_file(rank)):

@@ -1,26 +1,35 @@
 """File-level observation of checkpoint writes and of the optimizer, beside recorder.py (torch).
 
 - every file opened for writing inside the checkpoint dir (builtins.open / io.open, which
-  pathlib, shutil, numpy and DCP use; os.open, which tempfile uses, also when os.fdopen wraps
-  the fd in a file object), and every `torch.save` to a path there, is a "write" record with
-  the optimizer step it followed; `os.fsync` / `os.fdatasync` of such a file (or of the dir) is
-  an "fsync" record. A save that serializes into a BytesIO and writes the bytes itself is seen
-  like a `torch.save` to the path;
-- the tear fault: after optimizer step N, the K-th file this rank writes into the dir is cut to
-  half its bytes as it is closed (or half the serialized bytes of a `torch.save`), fsynced, and
-  the process SIGKILLed, as a crash in the middle of that file would leave it;
-- per outermost optimizer step: the optimizer's class, its learning rates and a digest of its
-  state before the step, so a bad resume can name what differed (the LR, the moments).
+  pathlib, shutil, numpy and DCP use; os.open, which tempfile and Path.touch use, also when
+  os.fdopen wraps the fd in a file object) is watched until it is closed. Closed with bytes
+  written, it is a "write" record (with the optimizer step it followed and the bytes); closed
+  without any (a `touch`ed commit marker, an `open(path, "a")` closed at once), a "create"
+  record: creating an empty file is atomic, so it is never torn nor counted among the save's
+  writes. Every `torch.save` to a path there is a "write" record. `os.fsync` / `os.fdatasync` of
+  such a file (or of the dir) is an "fsync" record. A save that serializes into a BytesIO and
+  writes the bytes itself is seen like a `torch.save` to the path;
+- the tear fault: after optimizer step N, the K-th file with bytes this rank writes into the dir
+  is cut to half the bytes written as it is closed (or half the serialized bytes of a
+  `torch.save`), fsynced, and the process SIGKILLed, as a crash in the middle of that file would
+  leave it;
+- per optimizer step counted by the recorder (one that changed a parameter): the optimizer's
+  class, its learning rates and a digest of its state before the step, so a bad resume can name
+  what differed (the LR, the moments). State entries that are not dicts (None: the entries of
+  the parameters a ZeroRedundancyOptimizer rank does not own, after load_state_dict) hold no
+  state.
 Records go to the recorder's files with its single-write appends.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import io
 import os
 import signal
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,18 +49,28 @@ def _writes(mode: object) -> bool:
     return isinstance(mode, str) and any(c in mode for c in "wax+")
 
 
-class _TornOnClose:
-    """A file object that, when closed, is cut to half its bytes and kills the process."""
+@dataclass
+class _Open:
+    """A file opened for writing inside the checkpoint dir, until it is closed."""
 
-    def __init__(self, f: Any, watch: FsWatch, path: str) -> None:
+    path: str
+    how: str
+    start: int  # its size when opened (an append adds after it)
+    append: bool
+
+
+class _Watched:
+    """A file object whose close the watch sees (its bytes decide: a write, or an empty
+    create; the write to tear is cut to half and the process killed there)."""
+
+    def __init__(self, f: Any, watch: FsWatch) -> None:
         self._f = f
         self._watch = watch
-        self._path = path
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._f, name)
 
-    def __enter__(self) -> _TornOnClose:
+    def __enter__(self) -> _Watched:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -61,8 +80,17 @@ class _TornOnClose:
         return iter(self._f)
 
     def close(self) -> None:
-        self._f.flush()
-        self._watch.tear_fd(self._f.fileno(), self._path)
+        if self._f.closed:
+            return
+        try:
+            self._f.flush()
+            self._watch.closing(self._f.fileno())
+        finally:
+            self._f.close()
+
+    def __del__(self) -> None:  # a file left to the garbage collector is closed there
+        with contextlib.suppress(Exception):  # interpreter shutdown: nothing left to record
+            self.close()
 
 
 class FsWatch:
@@ -76,12 +104,12 @@ class FsWatch:
         self.tear_k = int(k) if k else 0
         self.writes_after = 0
         self._busy = 0  # inside torch.save: its own file access is not a second write
-        self._tear_fds: dict[int, str] = {}
+        self._open_fds: dict[int, _Open] = {}  # watched files not yet closed, by fd
         self._depth = 0
-        # per thread, the writes recorded: an open() whose opener calls os.open (tempfile's
-        # NamedTemporaryFile) finds its file recorded already, by the os.open
+        # per thread, the files opened: an open() whose opener calls os.open (tempfile's
+        # NamedTemporaryFile) finds its file watched already, by the os.open
         self._recorded = threading.local()
-        self._steps = 0
+        self._pending: dict[str, Any] | None = None  # the optimizer record of the open step
 
     def install(self) -> None:
         register_optimizer_step_pre_hook(self._on_pre_step)
@@ -110,34 +138,57 @@ class FsWatch:
         }
         self.rec.write(protocol.saves_file(self.rec.rank), record)
 
+    def _counts(self) -> bool:
+        """Count a write with bytes after the tear step; True when it is the one to tear."""
+        if self.tear_after is None or self.rec.pstep < self.tear_after:
+            return False
+        self.writes_after += 1
+        return self.writes_after == self.tear_k
+
     def _write_starts(self, path: str, how: str) -> bool:
-        """Record a write of `path`; True when it is the one to tear."""
-        self._recorded.n = self.recorded() + 1
-        tear = False
-        if self.tear_after is not None and self.rec.pstep >= self.tear_after:
-            self.writes_after += 1
-            tear = self.writes_after == self.tear_k
+        """Record a write of `path` whose bytes are known to come (torch.save); True when it is
+        the one to tear."""
+        tear = self._counts()
         self._event("write", path, how=how, nth=self.writes_after if tear else None)
         return tear
 
+    def opened(self, fd: int, path: str, how: str, append: bool) -> None:
+        """Watch a file opened for writing in the dir until `closing` sees it closed."""
+        self._recorded.n = self.recorded() + 1
+        self._open_fds[fd] = _Open(path, how, os.fstat(fd).st_size, append)
+
     def recorded(self) -> int:
-        """Writes this thread recorded so far."""
+        """Files this thread opened for writing in the dir so far."""
         return getattr(self._recorded, "n", 0)
 
-    def _torn_on_close(self, f: Any) -> Any:
-        """f, or f torn as it is closed when os.open opened its fd as the write to tear."""
-        path = self._tear_fds.pop(f.fileno(), None)
-        return f if path is None else _TornOnClose(f, self, path)
+    def closing(self, fd: int) -> None:
+        """A watched file is being closed: record it as a write (bytes) or a create (none);
+        tear it here when it is the write to tear."""
+        entry = self._open_fds.pop(fd, None)
+        if entry is None:
+            return
+        end = os.fstat(fd).st_size
+        start = entry.start if entry.append else 0
+        written = end - start
+        if written <= 0:
+            self._event("create", entry.path, how=entry.how)
+            return
+        tear = self._counts()
+        nth = self.writes_after if tear else None
+        self._event("write", entry.path, how=entry.how, bytes=written, nth=nth)
+        if tear:
+            kept = start + written // 2
+            os.ftruncate(fd, kept)
+            os.fsync(fd)
+            self._torn(entry.path, kept, end)
 
-    def _torn(self, path: str, written: int, of: int) -> None:
-        self._event("torn", path, bytes=written, of=of, write=self.writes_after)
+    def _watched(self, f: Any) -> Any:
+        """f, watched until closed when its fd is a watched file's."""
+        return _Watched(f, self) if f.fileno() in self._open_fds else f
+
+    def _torn(self, path: str, kept: int, of: int) -> None:
+        self._event("torn", path, bytes=kept, of=of, write=self.writes_after)
         os.kill(os.getpid(), signal.SIGKILL)
-
-    def tear_fd(self, fd: int, path: str) -> None:
-        size = os.fstat(fd).st_size
-        os.ftruncate(fd, size // 2)
-        os.fsync(fd)
-        self._torn(path, size // 2, size)
 
     # -- wrappers ------------------------------------------------------------------------------
     def _wrap_open(self) -> None:
@@ -149,17 +200,18 @@ class FsWatch:
             f = original(file, mode, *args, **kwargs)
             if isinstance(file, int) and not isinstance(file, bool):
                 # os.fdopen, tempfile.mkstemp: a file object around an fd os.open opened (and
-                # recorded); closing the object closes the fd: that is where it is torn
+                # watches); closing the object closes the fd: that is where it is seen closed
                 closes = kwargs.get("closefd", args[5] if len(args) > 5 else True)
-                return watch._torn_on_close(f) if closes else f
-            if watch.recorded() != before:  # its opener's os.open recorded the file
-                return watch._torn_on_close(f)
+                return watch._watched(f) if closes else f
+            if watch.recorded() != before:  # its opener's os.open watches the file
+                return watch._watched(f)
             if watch._busy or not _writes(mode) or not isinstance(file, str | bytes | os.PathLike):
                 return f
             path = os.fsdecode(os.fspath(file))
             if not watch._inside(path):
                 return f
-            return _TornOnClose(f, watch, path) if watch._write_starts(path, "open") else f
+            watch.opened(f.fileno(), path, "open", "a" in mode)
+            return _Watched(f, watch)
 
         builtins.open = watched_open
         io.open = watched_open  # pathlib calls io.open
@@ -170,19 +222,18 @@ class FsWatch:
 
         def watched_os_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
             fd = os_open(path, flags, *args, **kwargs)
+            watch._open_fds.pop(fd, None)  # a number reused after a close the watch missed
             if watch._busy or not flags & _WRITE_FLAGS or kwargs.get("dir_fd") is not None:
                 return fd
             if isinstance(path, str | bytes | os.PathLike):
                 text = os.fsdecode(os.fspath(path))
-                inside = watch._inside(text) and not os.path.isdir(text)
-                if inside and watch._write_starts(text, "os.open"):
-                    watch._tear_fds[fd] = text
+                if watch._inside(text) and not os.path.isdir(text):
+                    watch.opened(fd, text, "os.open", bool(flags & os.O_APPEND))
             return fd
 
         def watched_os_close(fd: int) -> None:
-            path = watch._tear_fds.pop(fd, None)
-            if path is not None:
-                watch.tear_fd(fd, path)
+            if fd in watch._open_fds:
+                watch.closing(fd)
             os_close(fd)
 
         os.open = watched_os_open
@@ -230,9 +281,12 @@ class FsWatch:
         self._depth += 1
         if self._depth > 1:
             return
-        self._steps += 1
         tensors = [
-            v for state in optimizer.state.values() for v in state.values() if torch.is_tensor(v)
+            v
+            for state in optimizer.state.values()
+            if isinstance(state, dict)
+            for v in state.values()
+            if torch.is_tensor(v)
         ]
         lrs = []
         for group in optimizer.param_groups:
@@ -240,14 +294,17 @@ class FsWatch:
                 lrs.append(float(group.get("lr", float("nan"))))
             except (TypeError, ValueError, RuntimeError):
                 lrs.append(float("nan"))
-        record = {
-            "n": self._steps,
+        self._pending = {
+            "n": self.rec.pstep + 1,
             "class": type(optimizer).__name__,
             "lr": lrs,
             "state": summarize(tensors)["digest"] if tensors else None,
             "state_tensors": len(tensors),
         }
-        self.rec.write(protocol.optimizer_file(self.rec.rank), record)
 
     def _on_post_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        """After the recorder's post hook: the record is written when it counted the step."""
         self._depth = max(0, self._depth - 1)
+        record, self._pending = (self._pending, None) if self._depth == 0 else (None, None)
+        if record is not None and record["n"] == self.rec.pstep:
+            self.rec.write(protocol.optimizer_file(self.rec.rank), record)

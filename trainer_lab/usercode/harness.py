@@ -36,6 +36,7 @@ from trainer_lab.launcher import (
 )
 from trainer_lab.procs import descendants, reap, supervise, wait_gone
 from trainer_lab.usercode import protocol
+from trainer_lab.usercode.dataplan import DataPlan
 from trainer_lab.usercode.evidence import hang_summary, save_events, teardown_aborts
 from trainer_lab.usercode.limits import LIMITS_TEXT
 from trainer_lab.usercode.stall import Stall, StallWatch
@@ -89,7 +90,7 @@ class ScriptLaunch:
     ckpt_dir: Path
     timeout_s: float
     faults: Faults = Faults()
-    data_variant: str | None = None  # the given dataset draws other data (protocol)
+    data: DataPlan | None = None  # which values the given dataset serves (dataplan.py)
     # stopped as a hang once no rank makes progress (stall.py): for scripts that train, whose
     # steps, fetches and saves are progress (not the exercises' checkers)
     watch_progress: bool = False
@@ -216,8 +217,8 @@ def child_env(launch: ScriptLaunch) -> dict[str, str]:
         **launch.faults.env(),
         **dict(launch.extra_env),
     }
-    if launch.data_variant:
-        extra[protocol.DATA_VARIANT_ENV] = launch.data_variant
+    if launch.data is not None:
+        extra[protocol.DATA_ENV] = launch.data.to_env()
     # The app's data is not handed to the script: none of its variables (DRILL_HOME, XDG dirs),
     # and a home of its own (the workspace), so where the app keeps its data by default resolves
     # inside the workspace. The protocol's own variables come after.

@@ -3,6 +3,7 @@ configure the observation and the faults, and the files a run's observe/ directo
 
 from __future__ import annotations
 
+ENV_PREFIX = "DRILL_"  # every variable of this protocol starts with it
 OBSERVE_ENV = "DRILL_OBSERVE_DIR"  # where the bootstrap writes what it saw
 CKPT_ENV = "DRILL_CKPT_DIR"  # saves and renames into this directory are recorded (and torn)
 KILL_RANK_ENV = "DRILL_KILL_RANK"  # with KILL_AFTER_ENV: SIGKILL this rank ...
@@ -14,9 +15,11 @@ TEAR_AFTER_ENV = "DRILL_TEAR_SAVE_AFTER_STEP"  # the first checkpoint save after
 TEAR_WRITE_AFTER_ENV = "DRILL_TEAR_WRITE_AFTER_STEP"
 TEAR_WRITE_ENV = "DRILL_TEAR_WRITE"
 TEAR_RANK_ENV = "DRILL_TEAR_RANK"
-# The given dataset draws another dataset when set (its `_variant`): "constant" makes every item
-# the same (x, y) of another seed, so a run's updates can be compared across data and world sizes.
-DATA_VARIANT_ENV = "DRILL_DATA_VARIANT"
+# Which samples the given dataset serves (dataplan.DataPlan as JSON): the seed the grader drew for
+# this launch, and for a reference or a relaunch the run whose fetches decide what is served. The
+# bootstrap reads it and removes it (with the other variables of this protocol, for a coding-round
+# script) before the script runs: nothing the script can read says which launch it is.
+DATA_ENV = "DRILL_DATA"
 # The extra observation of probes.py, when set (any value): backward passes, forward dtypes.
 PROBES_ENV = "DRILL_PROBES"
 # With PROBES_ENV: the first backward after N-1 optimizer steps leaves an inf gradient (probes.py).
@@ -24,7 +27,8 @@ INF_AT_ENV = "DRILL_INF_AT_STEP"
 
 OBSERVE_DIR = "observe"
 # A module of this name in the workspace is the given dataset (the coding round ships one,
-# trainer_lab/grading/files/drill_data.py): the bootstrap sets its `_on_fetch` hook to record ids.
+# trainer_lab/grading/files/drill_data.py): the bootstrap replaces its `_fetch` reader with the
+# recorder's, which records each id read and serves the values the launch's DataPlan says.
 DATASET_MODULE = "drill_data"
 
 

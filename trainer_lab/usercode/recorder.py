@@ -2,8 +2,10 @@
 
 - a global optimizer step pre/post hook: per optimizer step, a digest (exact equality), the L2
   norm and a strided sample (magnitudes of differences) of the parameters before and after the
-  step and of the gradients, plus the size of the update;
-- the given dataset's fetch hook: which ids this rank fetched, and after how many steps;
+  step and of the gradients, plus the size of the update. A step at lr 0 on all-zero gradients
+  (DCP's optimizer-state initialisation) is not a training step: neither counted nor recorded;
+- the given dataset's reader: which ids this rank fetched, and after how many steps; the values
+  it serves are the launch's DataPlan's (dataplan.py);
 - torch.save / os.replace / os.rename into the checkpoint dir: who wrote which path when;
 - faults: SIGKILL this rank right after step N; tear the first checkpoint save after step N
   (write half the bytes, then SIGKILL), as a crash in the middle of a save would.
@@ -29,6 +31,7 @@ from torch.optim.optimizer import (
 )
 
 from trainer_lab.usercode import protocol
+from trainer_lab.usercode.dataplan import DataPlan, SampleServer
 
 SAMPLE = 64  # values per strided sample
 FULL_FLAT_MAX = 2_000_000  # above this many parameters the update size comes from the sample
@@ -65,6 +68,19 @@ def summarize(tensors: list[torch.Tensor]) -> dict[str, Any]:
         "sample": flat[idx].tolist() if n else [],
         "sharded": sharded,
     }
+
+
+def _state_init_step(optimizer: Any, grads: list[torch.Tensor]) -> bool:
+    """A step at learning rate 0 on all-zero gradients is not a training step: it is how
+    torch.distributed.checkpoint's get_state_dict / set_state_dict give a fresh optimizer its
+    state. A real step at lr 0 (a warm-up's first) has real gradients and counts; so does a step
+    whose parameters have no gradients at all (an optimizer built on the wrong tensors)."""
+    groups = getattr(optimizer, "param_groups", None) or []
+    if not groups or not grads:
+        return False
+    if any(float(group.get("lr", 1.0)) != 0.0 for group in groups):
+        return False
+    return not any(bool(_local(g).detach().any()) for g in grads)
 
 
 def _inside(path: str, root: Path) -> bool:
@@ -122,8 +138,19 @@ class Recorder:
         faulthandler.register(signal.SIGUSR1, file=self._stack_file, all_threads=True)
         (self.dir / protocol.pid_file(self.rank, pid)).write_text(str(pid))
 
-    def watch_dataset(self, module: Any) -> None:
-        module._on_fetch = self.on_fetch
+    def watch_dataset(self, module: Any, plan: DataPlan | None, world: int = 1) -> None:
+        """Replace the given dataset's reader (drill_data._fetch): each id read is recorded and
+        served the values `plan` says (dataplan.py); BATCH_SIZE is the plan's."""
+        server = SampleServer(plan or DataPlan(seed=0), self.rank, world)
+        if plan is not None and plan.batch_size:
+            module.BATCH_SIZE = plan.batch_size
+        draw = module._sample
+
+        def _fetch(index: int) -> Any:
+            self.on_fetch(index)
+            return draw(*server.source(index, self.pstep))
+
+        module._fetch = _fetch
 
     # -- hooks ---------------------------------------------------------------------------------
     @staticmethod
@@ -151,10 +178,12 @@ class Recorder:
         del self._open[at:]
         if self._open:
             return  # an inner step: the outer optimizer's post hook records the whole step
-        self.pstep += 1
         params = self._params(optimizer)
         post = summarize(params)
         grads = [p.grad for p in params if p.grad is not None]
+        if _state_init_step(optimizer, grads):
+            return
+        self.pstep += 1
         if pre_flat is not None:
             update = float((_flat(params) - pre_flat).norm())
         else:

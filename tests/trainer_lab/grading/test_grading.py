@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.coding import detail, failed, grade_source
 from trainer_lab.grading import CHECK_NAMES, model_answer_source, starter_source
+from trainer_lab.grading.contract import RESTART_STEPS, fault_plan
 from trainer_lab.grading.variants import load_variants
 from trainer_lab.result import read_result
 from trainer_lab.usercode.stall import STALL_S
@@ -31,12 +32,14 @@ def test_the_model_answer_passes_every_check(tmp_path):
     # the lab contract's per-rank events, per launch: steps with the ids fetched for them
     w2 = tmp_path / "out" / "runs" / "w2"
     events = [json.loads(line) for line in (w2 / "events-rank1.jsonl").read_text().splitlines()]
-    assert [e["step"] for e in events] == list(range(1, 17))
+    assert [e["step"] for e in events] == list(range(1, RESTART_STEPS + 1))
     assert all(len(e["sample_ids"]) == 4 for e in events)
     rank0 = [json.loads(line) for line in (w2 / "events-rank0.jsonl").read_text().splitlines()]
     assert all(e["loss"] is not None and len(e["phases"]) == 5 for e in rank0)
     resumed = (tmp_path / "out" / "runs" / "resume" / "events-rank0.jsonl").read_text()
-    assert json.loads(resumed.splitlines()[0])["step"] == 9  # the script's own step numbers
+    plan = fault_plan(result["seed"])  # type: ignore[typeddict-item]
+    first = json.loads(resumed.splitlines()[0])["step"]
+    assert first == plan.resume_step + 1  # the script's own step numbers
     assert {launch["name"] for launch in result["launches"]} == {
         "single",
         "w2",
@@ -46,6 +49,7 @@ def test_the_model_answer_passes_every_check(tmp_path):
         "tear",
         "tear-resume",
         "single-other-data",
+        "w3-reference",
     }
 
 
@@ -143,8 +147,9 @@ def test_a_lost_lr_scheduler_is_named_by_its_learning_rates_not_adam(tmp_path):
     result = grade_source(source.replace(lost, ""), tmp_path, ("restart",))
     assert failed(result) == ["restart.matches_uninterrupted"]
     causes = " ".join(result["observations"]["likely_causes"])
-    # the optimizer restored the LR it held (0.07), then the fresh StepLR went its own way
-    assert "the LR at step 11 was 0.07, the uninterrupted run's 0.049" in causes
+    # every plan resumes at step 16: the optimizer restored the LR it held (0.1 x 0.7^3), then
+    # the fresh StepLR (step_size 5) kept it where the uninterrupted run's decayed at step 21
+    assert "the LR at step 21 was 0.0343, the uninterrupted run's 0.02401" in causes
     assert "Adam" not in causes
 
 

@@ -88,3 +88,73 @@ def test_without_the_fault_each_file_is_one_write(tmp_path: Path, writer: str) -
     events = save_events(result.observe_dir, [0])
     assert len([e for e in events if e["event"] == "write"]) == 1, events
     assert (tmp_path / "ckpt" / "state.bin").stat().st_size == 16384
+
+
+MARKERS_THEN_DATA = """\
+from pathlib import Path
+Path(ckpt, "a.done").touch()
+open(os.path.join(ckpt, "b.done"), "a").close()
+with open(os.path.join(ckpt, "state.bin"), "wb") as f:
+    f.write(data)
+"""
+
+
+def test_an_empty_marker_is_a_create_never_torn_and_the_tear_hits_the_next_write(
+    tmp_path: Path,
+) -> None:
+    """Creating an empty file (a commit marker: Path.touch, open(path, "a")) is atomic: it is
+    not among the save's writes the tears may hit."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = workspace / "train.py"
+    script.write_text(STEP + MARKERS_THEN_DATA + "open('finished', 'w').close()\n")
+    launch = ScriptLaunch(
+        "t",
+        script,
+        (),
+        0,
+        tmp_path / "run",
+        tmp_path / "ckpt",
+        60.0,
+        faults=Faults(tear_write_after=1, tear_write=1),
+    )
+    result = run_script(launch)
+    events = save_events(result.observe_dir, [0])
+    assert [(e["event"], e["path"]) for e in events if e["event"] != "fsync"] == [
+        ("create", "a.done"),
+        ("create", "b.done"),
+        ("write", "state.bin"),
+        ("torn", "state.bin"),
+    ]
+    assert (tmp_path / "ckpt" / "state.bin").stat().st_size == 8192
+
+
+APPEND = """\
+with open(os.path.join(ckpt, "log.bin"), "wb") as f:
+    f.write(data)
+with open(os.path.join(ckpt, "log.bin"), "ab") as f:
+    f.write(data)
+"""
+
+
+def test_an_append_is_torn_in_the_middle_of_the_bytes_it_adds(tmp_path: Path) -> None:
+    """The second write appends 16384 bytes to a file of 16384: the tear keeps the first
+    write whole and half of the appended bytes."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = workspace / "train.py"
+    script.write_text(STEP + APPEND)
+    launch = ScriptLaunch(
+        "t",
+        script,
+        (),
+        0,
+        tmp_path / "run",
+        tmp_path / "ckpt",
+        60.0,
+        faults=Faults(tear_write_after=1, tear_write=2),
+    )
+    result = run_script(launch)
+    torn = [e for e in save_events(result.observe_dir, [0]) if e["event"] == "torn"]
+    assert [(e["bytes"], e["of"]) for e in torn] == [(16384 + 8192, 32768)]
+    assert (tmp_path / "ckpt" / "log.bin").stat().st_size == 16384 + 8192

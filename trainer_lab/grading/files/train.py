@@ -5,7 +5,8 @@
 
 One process per rank (gloo on CPU). Every rank reads its own shard of each epoch's shuffled order;
 DDP averages gradients, so the replicas stay identical. Rank 0 writes a checkpoint every C steps
-(write to a temp file, then rename: a reader never sees half a file) holding everything the next
+(write to a temp file, fsync it, rename, fsync the directory: a reader never sees half a file,
+and a power cut keeps either the old checkpoint or the new one) holding everything the next
 step depends on: weights, optimizer state, the global step (which fixes the sampler position) and
 every rank's RNG state. A restarted job resumes by itself from the newest complete checkpoint.
 Rank 0 prints one JSON line per step: step, epoch, loss (mean over ranks) and phase times.
@@ -95,8 +96,20 @@ def save_checkpoint(ckpt_dir: Path, step: int, model: nn.Module, optimizer, rank
     }
     final = ckpt_dir / f"step-{step:06d}.pt"
     tmp = ckpt_dir / f".{final.name}.tmp-{os.getpid()}"
-    torch.save(state, tmp)
+    with open(tmp, "wb") as f:
+        torch.save(state, f)
+        f.flush()
+        os.fsync(f.fileno())  # the bytes on disk before the rename publishes them
     os.replace(tmp, final)  # atomic: the newest step-*.pt is always complete
+    fsync_dir(ckpt_dir)  # the rename itself on disk: a power cut cannot undo it
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def load_latest_checkpoint(ckpt_dir: Path, model: nn.Module, optimizer, rank: int) -> int:
