@@ -12,6 +12,7 @@ run ended (the error in the user's file, the rank that hung and where).
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -19,7 +20,13 @@ from pathlib import Path
 from trainer_lab.exercises.protocol import ENTRY_SCRIPT, ENTRY_SOURCE, checks_file
 from trainer_lab.exercises.spec import ExerciseSpec
 from trainer_lab.result import Check, LabResult
-from trainer_lab.usercode.evidence import read_jsonl, script_ended
+from trainer_lab.usercode.evidence import (
+    crash_dumps,
+    read_capped,
+    read_jsonl,
+    script_ended,
+    where_stuck,
+)
 from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
 from trainer_lab.usercode.source import read_script, syntax_error
@@ -45,7 +52,7 @@ def merge_checks(spec: ExerciseSpec, run: ScriptRun) -> tuple[list[Check], list[
             elif isinstance(record.get("check"), str) and isinstance(record.get("passed"), bool):
                 entry = (rank, record["passed"], str(record.get("detail", "")))
                 seen.setdefault(record["check"], []).append(entry)
-    why = errors[0] if errors else run.summary()
+    why = errors[0] if errors else aborted_detail(spec, run) or run.summary()
     stopped = [] if run.status == "ok" else stopped_ranks(run)
     checks: list[Check] = []
     for name in spec.check_names():
@@ -64,6 +71,44 @@ def merge_checks(spec: ExerciseSpec, run: ScriptRun) -> tuple[list[Check], list[
             detail = f"rank {rank}: {detail}"
         checks.append(check(name, not failing, detail))
     return checks, errors
+
+
+# gloo's words when a rank's collective met a peer's of another size ("564 vs 4. Received ...")
+_SIZE_MISMATCH = re.compile(r"(\d+) vs (\d+)\. Received data size doesn't match expected size")
+
+
+def aborted_detail(spec: ExerciseSpec, run: ScriptRun) -> str | None:
+    """Why a rank was killed by SIGABRT, from its stderr and its faulthandler dump: where in the
+    user's file it aborted and, when gloo said so, that two ranks' collectives paired up
+    wrongly. None when no rank aborted (or nothing says more than the run's summary)."""
+    summary = run.summary()
+    if run.status != "error" or "SIGABRT" not in summary:
+        return None
+    for rank in run.ranks():
+        dumps = crash_dumps(run.observe_dir, rank)
+        if not dumps:
+            continue
+        where = where_stuck(dumps[0], Path(spec.file))
+        text = f"{summary}: rank {rank} aborted" + (f" {where}" if where else "")
+        tail, _ = read_capped(run.stderr_path(rank), 64 * 1024)
+        sizes = _SIZE_MISMATCH.search(tail)
+        if sizes is None:
+            return text
+        text += (
+            f"; its collective met another rank's collective of another size (gloo received "
+            f"{sizes[1]} bytes where {sizes[2]} were expected). Likely cause: the ranks' "
+            "collectives pair up wrongly: one rank runs a collective the others do not run at "
+            "that point"
+        )
+        if "algorithms/join.py" in dumps[0]:
+            text += (
+                ": here Join's own all-reduce (entering or leaving `with Join(...)`) met a "
+                "gradient all-reduce of a rank still training outside any Join. Join shadows "
+                "only the collectives of a loop that runs inside it: wrap the whole loop in "
+                "`with Join([model]):`"
+            )
+        return text
+    return None
 
 
 def stopped_ranks(run: ScriptRun) -> list[int]:

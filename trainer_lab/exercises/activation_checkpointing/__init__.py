@@ -11,7 +11,8 @@ SPEC = ExerciseSpec(
         (
             "same_gradients",
             "input and parameter gradients equal the plain block's; the block holds dropout "
-            "(training mode), so the rerun must draw the forward's random numbers",
+            "(training mode), so the rerun must draw the forward's random numbers; also for "
+            "an input that does not require grad (raw data into a first block)",
         ),
         ("saves_less", "bytes saved for backward drop to about the block's input"),
         ("recomputes", "the block's forward runs again during backward"),

@@ -21,11 +21,14 @@ def block() -> nn.Module:
 SEED = 1234
 
 
-def _grads_match(ctx: Ctx, cls: type, x: torch.Tensor, train: bool) -> list[str]:
-    """Problems with the wrapped block's gradients against the plain one's (same RNG seed)."""
+def _grads_match(
+    ctx: Ctx, cls: type, x: torch.Tensor, train: bool, input_grad: bool = True
+) -> list[str]:
+    """Problems with the wrapped block's gradients against the plain one's (same RNG seed);
+    with input_grad False the input does not require grad (raw data into a first block)."""
     plain, inner = block().train(train), block().train(train)
     wrapped = ctx.call(cls, inner)
-    x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
+    x1, x2 = x.clone().requires_grad_(input_grad), x.clone().requires_grad_(input_grad)
     torch.manual_seed(SEED)
     plain(x1).square().sum().backward()
     torch.manual_seed(SEED)
@@ -35,7 +38,7 @@ def _grads_match(ctx: Ctx, cls: type, x: torch.Tensor, train: bool) -> list[str]
     except RuntimeError as e:
         return [f"backward failed: {str(e).splitlines()[0]}"]
     problems = []
-    if x2.grad is None or not torch.allclose(x2.grad, x1.grad, atol=1e-6):
+    if input_grad and (x2.grad is None or not torch.allclose(x2.grad, x1.grad, atol=1e-6)):
         problems.append("the input's gradient differs from the plain block's (or is missing)")
     for (name, p), q in zip(inner.named_parameters(), plain.parameters(), strict=True):
         if p.grad is None or not torch.allclose(p.grad, q.grad, atol=1e-6):
@@ -87,6 +90,17 @@ def run(ctx: Ctx) -> None:
             "; expected the plain block's gradients. Likely cause: the block runs without "
             "autograd (under no_grad, or on a detached input) so no gradient reaches it"
         )
+    if not problems:
+        problems = _grads_match(ctx, cls, x, train=True, input_grad=False)
+        if problems:
+            detail = (
+                f"with an input that requires grad the gradients match, but with one that does "
+                f"not (raw data into a first block): {'; '.join(problems)}; expected the "
+                "plain block's parameter gradients. Likely cause: a reentrant checkpoint "
+                "(use_reentrant=True, or a Function without a path for the parameters): when "
+                "no input requires grad its output does not either, so the block's parameters "
+                "silently get no gradient; use checkpoint(..., use_reentrant=False)"
+            )
     ctx.check("same_gradients", not problems, detail)
     input_bytes = x.numel() * x.element_size()
     ok = mine_bytes <= 2 * input_bytes and not problems

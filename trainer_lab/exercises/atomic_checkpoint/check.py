@@ -243,6 +243,11 @@ def _durable_commit(ctx: Ctx) -> tuple[bool, str]:
         for ident, (name, size, mtime) in files(ckpt_dir).items()
         if size > 0 and before.get(ident) != (name, size, mtime)
     }
+    labels = {ident_of(ckpt_dir.parent): "the checkpoint directory's parent",
+              ident_of(ckpt_dir): "the checkpoint directory"}  # fmt: skip
+    for c in calls:
+        if c.get("dir") and "id" in c:
+            c["label"] = labels.get(c["id"], "another directory")
     renames = [i for i, c in enumerate(calls) if c["op"] == "rename"]
     creates = [i for i, c in enumerate(calls) if c["op"] == "create" and not c["existed"]]
     commits = renames or creates  # the last rename commits; without one, the last new file
@@ -282,12 +287,24 @@ def _durable_commit(ctx: Ctx) -> tuple[bool, str]:
         folder = ident_of(os.path.dirname(committed))
         if not any(syncs_folder(c, folder) for c in calls[commit:]):
             how = "rename" if last["op"] == "rename" else "creation of"
+            other = [c for c in calls[commit:] if c.get("dir") and c["op"] != "sync"]
+            if other:
+                said = f"fsynced {other[0]['label']} after it, not the directory holding it"
+                cause = (
+                    "the fsync opened another directory than the one the commit changed (say "
+                    "os.path.dirname(ckpt_dir), the parent, instead of ckpt_dir itself)"
+                )
+            elif any(syncs_folder(c, folder) for c in calls[:commit]):
+                said = "fsynced the directory only before it"
+                cause = "the directory fsync comes before the commit instead of after it"
+            else:
+                said = "never fsynced the directory after it"
+                cause = "no directory fsync after the commit"
             return False, (
-                f"save() of step {step} committed with {describe(last)} but never fsynced the "
-                f"directory after it; expected an os.fsync of the directory "
-                f"(os.open(ckpt_dir, os.O_RDONLY)) after the commit: until then the {how} "
-                f"{os.path.basename(committed)} itself can be lost in a power cut. Likely cause: "
-                f"no directory fsync after the commit. It called: {seen}"
+                f"save() of step {step} committed with {describe(last)} but {said}; expected "
+                f"an os.fsync of the directory (os.open(ckpt_dir, os.O_RDONLY)) after the "
+                f"commit: until then the {how} {os.path.basename(committed)} itself can be lost "
+                f"in a power cut. Likely cause: {cause}. It called: {seen}"
             )
     names = ", ".join(name for name, _ in written.values())
     return True, (

@@ -159,5 +159,5 @@ def describe(call: dict[str, Any]) -> str:
         return f"create {os.path.basename(call['path'])}"
     if call["op"] == "sync":
         return "os.sync()"
-    what = "a directory" if call["dir"] else f"a file of {call['size']:,} B"
+    what = call.get("label", "a directory") if call["dir"] else f"a file of {call['size']:,} B"
     return f"{call['op']}({what})"

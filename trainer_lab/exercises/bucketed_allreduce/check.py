@@ -1,7 +1,8 @@
 """bucketed-allreduce: 3 SGD steps of a 4-layer MLP (8 parameters, 3332 bytes of gradients) with
 1100-byte buckets. The all-reduces are counted where torch dispatches them (a TorchDispatchMode
 sees every c10d allreduce op, however the user's code reached dist.all_reduce: a name imported
-at load time, a functools.partial, a method alias), with their bytes; the checker's own gradient
+at load time, a functools.partial, a method alias; and the functional collectives' all_reduce),
+with their bytes; the checker's own gradient
 hooks (registered before the user's) count the gradients ready at each launch. The reference is
 one process training on all ranks' data.
 
@@ -12,6 +13,7 @@ all-reduces of one backward never fit in one bucket together. Which order the gr
 packed in (arrival, or a plan over the parameters) is the user's choice; an off-by-one in a
 bucket's fill (`>=` for `>`, a size starting at 1) splits a bucket that fits and fails."""
 
+import contextlib
 import itertools
 import math
 
@@ -31,7 +33,29 @@ from trainer_lab.exercises._checker.kit import (
 
 STEPS, BUCKET, LR = 3, 1100, 0.1
 EXACT = 1024 + 64  # a bucket size that pairs of gradients fill exactly
-ALLREDUCE_OPS = {torch.ops.c10d.allreduce_, torch.ops.c10d.allreduce_coalesced_}
+
+
+def _allreduce_ops() -> set:
+    """The dispatcher's all-reduce ops: c10d's (dist.all_reduce, ProcessGroup.allreduce, ...)
+    and the functional collectives' (torch.distributed._functional_collectives.all_reduce and
+    what DTensor's Partial -> Replicate runs), which never reach c10d.allreduce_."""
+    import torch.distributed._functional_collectives  # registers the ops
+
+    names = {
+        "c10d": ("allreduce_", "allreduce_coalesced_"),
+        "_c10d_functional": ("all_reduce", "all_reduce_", "all_reduce_coalesced",
+                             "all_reduce_coalesced_"),
+        "c10d_functional": ("all_reduce", "all_reduce_coalesced"),  # the legacy namespace
+    }  # fmt: skip
+    found = set()
+    for namespace, ops in names.items():
+        for op in ops:
+            with contextlib.suppress(AttributeError, RuntimeError):  # not in this torch
+                found.add(getattr(getattr(torch.ops, namespace), op))
+    return found
+
+
+ALLREDUCE_OPS = _allreduce_ops()
 
 
 class _CountAllReduces(TorchDispatchMode):

@@ -5,8 +5,10 @@ module computes the inf in its own forward, after its (finite) child.
 
 Leftover hooks are seen by behaviour: after first_bad_module returns, a forward and backward
 pass of the model it was given, and a forward pass of a fresh model, must run none of the code
-in the user's file (a hook left on a module, a global module hook, a patched forward ...)."""
+in the user's file (a hook left on a module, a global module hook, a patched forward ...); so
+must the passes after a call whose forward raised (hooks removed only when forward returns)."""
 
+import contextlib
 import sys
 from pathlib import Path
 from types import FrameType
@@ -116,15 +118,67 @@ def _hook_attrs(m: nn.Module) -> int:
     return sum(len(getattr(s, n, {})) for s in m.modules() for n in names)
 
 
-def _cause(got: Any, expected: str) -> str:
+def _first_output(broken: str, x: torch.Tensor, test: Any) -> str | None:
+    """The first module (execution order) of model(broken) whose output `test` flags."""
+    m = model(broken)
+    found: list[str] = []
+
+    def hook(name: str) -> Any:
+        def seen(_module: nn.Module, _inputs: Any, output: Any) -> None:
+            if not found and torch.is_tensor(output) and bool(test(output)):
+                found.append(name)
+
+        return seen
+
+    handles = [sub.register_forward_hook(hook(n)) for n, sub in m.named_modules()]
+    try:
+        with torch.no_grad():
+            m(x)
+    finally:
+        for h in handles:
+            h.remove()
+    return found[0] if found else None
+
+
+def _cause(got: Any, expected: str, answers: dict[str, Any], x: torch.Tensor) -> str:
+    """Why `got` was returned for `expected`; `answers` holds what came back for every broken
+    model (a NaN-only or inf-only test is named only when it explains all of them)."""
+    firsts = {
+        kind: {b: _first_output(b, x, test) for b, _ in BROKEN}
+        for kind, test in (("NaN", lambda t: torch.isnan(t).any()),
+                           ("inf", lambda t: torch.isinf(t).any()))
+    }  # fmt: skip
+    for kind, other in (("NaN", "inf"), ("inf", "NaN")):
+        if all(answers[b] == firsts[kind][b] for b, _ in BROKEN):
+            test = "torch.isnan" if kind == "NaN" else "torch.isinf"
+            return (
+                f"every answer is the first module whose output held {kind}, though an "
+                f"earlier one held {other} (e.g. the output of {expected!r}): only {kind} is "
+                f"tested ({test}); test torch.isfinite, which flags NaN and inf"
+            )
+    if got is None:
+        broken = dict((e, b) for b, e in BROKEN)[expected]
+        held = "inf" if firsts["inf"][broken] == expected else "NaN"
+        return (
+            f"no module's output was seen as non-finite, though the output of {expected!r} held "
+            f"{held}: "
+            "the test misses a kind of non-finite value (torch.isnan sees only NaN, "
+            "torch.isinf only inf; torch.isfinite sees both), or looks somewhere other than "
+            "the modules' outputs (the weights: here they are finite, a module's own "
+            "computation overflows)"
+        )
+    if isinstance(got, str) and got.startswith("<raised "):
+        return f"first_bad_module raised instead of returning a name: {got[8:-1]}"
+    if not isinstance(got, str):
+        return f"a module name is a str as in named_modules, not {type(got).__name__}"
     if got == "":
         return (
             "'' is the whole model (the root of named_modules): its output is not finite only "
             "because an inner module's is"
         )
-    if isinstance(got, str) and expected.startswith(got + "."):
+    if expected.startswith(got + "."):
         return f"{got!r} contains {expected!r}: a container's hook fires after its children's"
-    if isinstance(got, str) and got.startswith(expected + "."):
+    if got.startswith(expected + "."):
         return f"{got!r} is a child of {expected!r}, whose own forward made the output non-finite"
     return (
         f"{got!r} only saw non-finite inputs: the outputs are ranked in named_modules order "
@@ -132,15 +186,16 @@ def _cause(got: Any, expected: str) -> str:
     )
 
 
-def _wrong_names(wrong: list[tuple[Any, str]]) -> str:
+def _wrong_names(wrong: list[tuple[Any, str]], answers: dict[str, Any], x: torch.Tensor) -> str:
     shown = "; ".join(
         f"returned {got!r}; the first non-finite output came from {expected!r}"
         for got, expected in wrong[:2]
     )
     got, expected = wrong[0]
+    cause = _cause(got, expected, answers, x)
     return (
         f"{shown} ({len(wrong)} of {len(BROKEN)} broken models wrong). Expected the first module "
-        f"in execution order whose own output is not finite. Likely cause: {_cause(got, expected)}"
+        f"in execution order whose own output is not finite. Likely cause: {cause}"
     )
 
 
@@ -148,6 +203,7 @@ def run(ctx: Ctx) -> None:
     fn = ctx.attr("first_bad_module")
     x = torch.randn(4, 8)
     wrong: list[tuple[Any, str]] = []
+    answers: dict[str, Any] = {}
     leftover: dict[str, int] = {}
     on_model = 0
     for broken, expected in BROKEN:
@@ -159,10 +215,13 @@ def run(ctx: Ctx) -> None:
         on_model += _hook_attrs(m)
         for where, n in _left_behind(ctx, m, x).items():
             leftover[where] = leftover.get(where, 0) + n
+        answers[broken] = got
         if got != expected:
             wrong.append((got, expected))
     names = ", ".join(e for _, e in BROKEN)
-    ctx.check("names_the_first", not wrong, _wrong_names(wrong) if wrong else f"named {names}")
+    ctx.check(
+        "names_the_first", not wrong, _wrong_names(wrong, answers, x) if wrong else f"named {names}"
+    )
     m = model(None)
     got = ctx.call(fn, m, x)
     on_model += _hook_attrs(m)
@@ -170,6 +229,12 @@ def run(ctx: Ctx) -> None:
         leftover[where] = leftover.get(where, 0) + n
     ctx.check("clean_is_none", got is None, f"returned {got!r} for a model with finite outputs"
               + ("" if got is None else "; expected None"))  # fmt: skip
+    raising = model(None)
+    raising.head = nn.Linear(32, 4)  # a shape mismatch: forward raises after the first hooks ran
+    with contextlib.suppress(UserCodeError):
+        ctx.call(fn, raising, x)
+    raising.head = nn.Linear(16, 4)  # fixed: a later pass runs the whole model again
+    after_raise = _left_behind(ctx, raising, x)
     if leftover:
         runs = ", ".join(f"{w} {n} times" for w, n in sorted(leftover.items()))
         where = (
@@ -184,6 +249,18 @@ def run(ctx: Ctx) -> None:
             f"expected none. Likely cause: {where} was never removed (remove every handle, "
             "in a finally block)"
         )
+    elif after_raise:
+        runs = ", ".join(f"{w} {n} times" for w, n in sorted(after_raise.items()))
+        detail = (
+            f"hooks are removed after a forward that returns, but not after one that raises: "
+            f"a model whose forward raised (a shape mismatch in its head) still ran code from "
+            f"{ctx.user_file.name} in later passes: {runs}; expected none. Likely cause: the "
+            "handles are removed after the forward, not in a finally block (or an ExitStack), "
+            "so an exception skips the removal"
+        )
     else:
-        detail = "later forward/backward passes run none of the code in the user's file"
-    ctx.check("hooks_removed", not leftover, detail)
+        detail = (
+            "later forward/backward passes run none of the code in the user's file, also "
+            "after a forward that raised"
+        )
+    ctx.check("hooks_removed", not leftover and not after_raise, detail)

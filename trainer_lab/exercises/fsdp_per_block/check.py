@@ -9,7 +9,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor
 
-from trainer_lab.exercises._checker.ctx import Ctx
+from trainer_lab.exercises._checker.ctx import Ctx, UserCodeError
 from trainer_lab.exercises._checker.kit import batches
 
 STEPS, WIDTH, BLOCKS, LR = 3, 32, 4, 0.1
@@ -62,7 +62,17 @@ def run(ctx: Ctx) -> None:
     full = sum(p.numel() for p in model.parameters())
     full_bytes = sum(_nbytes(p) for p in model.parameters())
     block_bytes = sum(_nbytes(p) for p in model.blocks[0].parameters())
-    ctx.call(fn, model, init_device_mesh("cpu", (w,)))
+    try:
+        ctx.call(fn, model, init_device_mesh("cpu", (w,)))
+    except UserCodeError as error:
+        if not isinstance(model, FSDPModule):
+            raise
+        raise UserCodeError(
+            f"{error}. Likely cause: fully_shard(model) ran before fully_shard on its blocks: "
+            "the root's call already put every parameter in the root's group (as DTensors), so "
+            "a later fully_shard of a block inside it fails. Shard the blocks first, the root "
+            "last"
+        ) from error
     held = ctx.gather("held", sum(_local(p).numel() for p in model.parameters()))
     ok = all(h <= 0.6 * full for h in held) and sum(held) >= full
     ctx.check("sharded_at_rest", ok,

@@ -5,7 +5,7 @@ SPEC = ExerciseSpec(
     title="Log the mean loss on rank 0 without deadlocking",
     topic="collectives",
     summary="Write report(step, loss): print 'step S loss L' once, on rank 0, where L is the "
-    "mean of the ranks' losses. Every rank calls report.",
+    "mean of the ranks' losses. Every rank calls report; the caller keeps using its loss.",
     file="report.py",
     checks=(
         ("no_hang", "report returns on every rank (a collective no peer joins times out in 4 s)"),
@@ -15,6 +15,7 @@ SPEC = ExerciseSpec(
             "also when each rank runs on a node of its own (LOCAL_RANK is 0 on every node)",
         ),
         ("mean_over_ranks", "the printed loss is the mean over ranks, not rank 0's own"),
+        ("loss_unchanged", "report leaves the caller's loss tensor as it was"),
     ),
     hints=(
         "A collective (all_reduce) must be called by every rank, or the callers wait forever.",

@@ -1,6 +1,11 @@
 """rank0-logging: every rank calls report for 4 steps with its own loss; stdout is captured per
 rank; the lines are compared with the mean over ranks.
 
+Each rank draws its losses afresh in every run (no seed), so the ranks' losses differ by amounts
+no answer can know in advance: only a collective reduces them to the mean. The loss passed is
+part of a graph, as the caller's is; after each call it must still hold its value (an in-place
+all_reduce on it, or on loss.detach(), which shares its storage, changes the caller's loss).
+
 The ranks run on one node, where LOCAL_RANK equals RANK, so a guard on the local rank could not
 be told from one on the global rank. For steps 2 and 3 this process's environment is what
 `torchrun --nnodes W --nproc-per-node 1` gives (each rank alone on its node: LOCAL_RANK=0,
@@ -10,6 +15,7 @@ rank there; the process group (dist.get_rank()) is unchanged."""
 import contextlib
 import io
 import os
+import random
 import re
 import time
 from collections.abc import Iterator
@@ -39,6 +45,11 @@ def _each_rank_on_its_node(rank: int) -> Iterator[None]:
                 os.environ[key] = value
 
 
+def _loss_with_graph(value: float) -> torch.Tensor:
+    """A loss as a training step makes it: a non-leaf that requires grad."""
+    return torch.tensor(value, requires_grad=True) * 1.0
+
+
 LINE = re.compile(r"^step (\d+) loss (-?\d+(?:\.\d+)?)$")
 
 
@@ -47,7 +58,10 @@ def run(ctx: Ctx) -> None:
     out = io.StringIO()
     error = ""
     start = time.monotonic()
-    losses = [[1.0 + step + 2.0 * rank for rank in range(ctx.world_size)] for step in range(STEPS)]
+    draw = random.SystemRandom()  # unseeded: the other ranks' losses cannot be foreseen
+    mine = [round(draw.uniform(0.5, 9.5), 4) for _ in range(STEPS)]
+    losses = [list(row) for row in zip(*ctx.gather("losses", mine), strict=True)]
+    changed: list[str] = []  # steps where report changed the caller's loss
     printed_at: list[int] = []  # the steps after which this rank had printed more
     with contextlib.redirect_stdout(out):
         for step in range(STEPS):
@@ -58,8 +72,12 @@ def run(ctx: Ctx) -> None:
             )
             before = len(out.getvalue())
             try:
+                loss = _loss_with_graph(losses[step][ctx.rank])
                 with layout:
-                    ctx.call(report, step, torch.tensor(losses[step][ctx.rank]))
+                    ctx.call(report, step, loss)
+                if abs(loss.item() - losses[step][ctx.rank]) > 1e-6:
+                    changed.append(f"step {step}: {losses[step][ctx.rank]:.4f} -> "
+                                   f"{loss.item():.4f}")  # fmt: skip
             except UserCodeError as e:
                 error = f"step {step}: {e}"
                 break
@@ -73,6 +91,17 @@ def run(ctx: Ctx) -> None:
         if not error
         else f"{error} after {took:.1f} s; expected report to return on every rank. Likely "
         "cause: a collective that not every rank calls waits until the timeout",
+    )
+    ctx.check(
+        "loss_unchanged",
+        not changed,
+        f"report changed the caller's loss tensor: {'; '.join(changed[:2])}; expected it "
+        "untouched. Likely cause: the all_reduce ran in place on the caller's tensor (on loss, "
+        "or on loss.detach(), which shares its storage): the caller's later uses of loss (its "
+        "own logging, early stopping, a backward that saved it) silently see the sum over "
+        "ranks. Reduce a copy (loss.detach().clone())"
+        if changed
+        else "the caller's loss held its value after every call that returned",
     )
     lines = [line.strip() for line in out.getvalue().splitlines() if line.strip()]
     every = ctx.gather("lines", [lines, printed_at])
@@ -118,6 +147,17 @@ def run(ctx: Ctx) -> None:
             cause = "rank 0 prints its own loss, not the mean over ranks"
         elif printed and all(abs(a - b) < 1e-3 for a, b in zip(printed, sums, strict=True)):
             cause = "the all-reduced sum is printed without dividing by the number of ranks"
+        elif (
+            len(printed) > 1
+            and max(a - b for a, b in zip(printed, own, strict=True))
+            - min(a - b for a, b in zip(printed, own, strict=True))
+            < 2e-3
+        ):
+            cause = (
+                "the printed value is rank 0's own loss plus a constant, whatever the other "
+                "ranks' losses are: their losses never reach rank 0 (no collective combines "
+                "them)"
+            )
         elif not printed:
             cause = "rank 0 prints no 'step S loss L' line (see rank0_only)"
         else:
