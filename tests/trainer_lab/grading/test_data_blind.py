@@ -94,7 +94,8 @@ def test_a_gradient_broadcast_from_rank_0_fails_the_global_batch_check(tmp_path)
     assert failed(result) == ["distributed.params_in_sync"]
     text = detail(result, "distributed.params_in_sync")
     assert "broadcast from one rank instead of all-reduced" in text
-    assert text.startswith(f"W=2: {LAUNCHES['w2'].steps} steps, identical parameters")  # W=2 alone cannot tell
+    # W=2 alone cannot tell
+    assert text.startswith(f"W=2: {LAUNCHES['w2'].steps} steps, identical parameters")
 
 
 REPLAY = [
