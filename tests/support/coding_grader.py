@@ -4,6 +4,7 @@ tests/drill/mock/fixtures) instead of launching the script, so screen tests run 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,3 +32,14 @@ def fake_grader(name: str, source: str, graded: list[tuple[str, ...]]):
 
 def broken_source() -> str:
     return next(v for v in load_variants() if v.id == BROKEN).source()
+
+
+def broken_replay_facts() -> tuple[str, str, str]:
+    """(the ids rank 0 fetched, the step, the step resumed after) that the saved grading of the
+    broken variant quotes in restart.no_replay_or_skip: what its follow-up must name."""
+    result = json.loads((FIXTURES / f"followups-{BROKEN}.json").read_text())
+    seen = next(c["detail"] for c in result["checks"] if c["name"] == "restart.no_replay_or_skip")
+    found = re.search(r"step (\d+) \(resumed after (\d+)\): fetched (\[[^\]]*\])", seen)
+    assert found, seen
+    step, resumed, fetched = found.groups()
+    return fetched, step, resumed

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import RadioButton, Static
+from textual.widgets import RadioButton, Static, TextArea
 
 from drill.tui.plain import PlainNotices
 
@@ -111,3 +111,10 @@ async def reveal(pilot: Pilot) -> None:
     await start_review(pilot)
     await pilot.press("space")
     await pilot.pause()
+
+
+def steady_cursors(app: App[Any]) -> None:
+    """Stop every text area's cursor blinking, visible where focused: a snapshot taken on a
+    loaded machine must not depend on where the blink timer was."""
+    for area in app.screen.query(TextArea):
+        area.cursor_blink = False

@@ -65,8 +65,8 @@ every such read is observed. The dataset holds no tensors: there is no other way
 Every run draws its own values for the ids (train on what you read, when you read it); seed the
 model's initialization (the same initial weights in every run: runs are compared).
 Use a torch.optim optimizer (the grader watches its steps: a run with none fails every phase;
-a step that changes no parameter, like the zero-lr step torch's DCP get_state_dict runs on a
-fresh optimizer, is not a training step and is not counted).
+a step at lr 0 on all-zero gradients, the one torch's DCP get_state_dict runs on a fresh
+optimizer to make its state, is not a training step and is not counted).
 
 Your script must:
   1. run as `python train.py --steps N --ckpt-dir DIR --ckpt-every C` and as

@@ -15,6 +15,7 @@ from drill.mock.clock import Status
 from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.watch import RoundWatch, verdict_lines
 from tests.support.clocks import FakeClock
+from tests.support.coding_grader import broken_replay_facts
 
 
 class FakeGrader:
@@ -203,7 +204,8 @@ def test_pushback_grades_everything_and_asks_follow_ups_in_the_notes(tmp_path, c
     assert "The interviewer asks (from your grading's evidence):" in lines
     asked = [line for line in lines if line.startswith("Q")]
     assert 3 <= len(asked) == len(watch.session.pushback) <= 5
-    assert any("fetched [37, 14, 7, 41] for step 9" in line for line in asked)  # its evidence
+    fetched, step, _ = broken_replay_facts()
+    assert any(f"fetched {fetched} for step {step}" in line for line in asked)  # its evidence
     notes = watch.session.notes()
     assert notes.startswith("clarify: 2 GPUs\n\n## Q1 (")
     assert notes.count("## Q") == len(asked)

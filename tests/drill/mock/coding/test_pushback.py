@@ -21,6 +21,7 @@ from drill.mock.coding.pushback import (
     question_block,
 )
 from drill.mock.coding.session import CodingSession
+from tests.support.coding_grader import broken_replay_facts
 from trainer_lab.grading import model_answer_source
 from trainer_lab.grading.variants import load_variants
 
@@ -64,7 +65,7 @@ def test_a_correct_and_a_broken_script_are_asked_different_questions(tmp_path):
     assert all(q["kind"] == "what-if" for q in asked_good)  # every check held
     first = asked_bad[0]
     assert (first["kind"], first["source_check"]) == ("failed", "restart.no_replay_or_skip")
-    assert "[37, 14, 7, 41]" in first["question"]  # the facts of its own run, quoted
+    assert broken_replay_facts()[0] in first["question"]  # the facts of its own run, quoted
     assert "map-sampler-state-correctness" in first["cards"]
     assert [q["id"] for q in asked_good] != [q["id"] for q in asked_bad]
     assert good.pushback_from == 1 and bad.pushback_from == 1

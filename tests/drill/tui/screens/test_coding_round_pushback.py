@@ -13,7 +13,7 @@ import sqlite3
 from drill.mock.coding.session import CodingSession, default_rounds_dir
 from drill.tui.screens import coding_round
 from drill.tui.screens.coding_round import CodingApp
-from tests.support.coding_grader import BROKEN, broken_source, fake_grader
+from tests.support.coding_grader import BROKEN, broken_replay_facts, broken_source, fake_grader
 from tests.support.pilot import run_async, text_of, until
 from tests.support.services import app_slot
 from trainer_lab.grading import model_answer_source
@@ -43,8 +43,9 @@ async def test_pushback_grades_everything_then_asks_about_the_scripts_own_eviden
         notes = app.screen.query_one("#notes").text
     assert graded == [("skeleton", "distributed", "restart", "torn", "monitoring")]
     assert "from your grading's evidence" in shown
-    assert "fetched [37, 14, 7, 41] for step 9" in shown  # its own run's facts
-    assert "## Q1 (restart.no_replay_or_skip)\n> After your resume from step 8" in notes
+    fetched, step, resumed = broken_replay_facts()
+    assert f"fetched {fetched} for step {step}" in shown  # its own run's facts
+    assert f"## Q1 (restart.no_replay_or_skip)\n> After your resume from step {resumed}" in notes
     assert notes.count("## Q") == len(session.pushback)
     assert session.notes() == notes  # saved at once
 
@@ -68,7 +69,7 @@ async def test_a_correct_script_is_asked_other_questions_than_a_broken_one(drill
             await to_pushback(pilot)
             asked[name] = asked_in(pilot)
     assert asked["model-answer"] != asked[BROKEN]
-    assert "fetched [37, 14, 7, 41]" not in asked["model-answer"]
+    assert f"fetched {broken_replay_facts()[0]}" not in asked["model-answer"]
     assert "Your save survived a kill in the middle of writing it" in asked["model-answer"]
 
 

@@ -15,7 +15,7 @@ from drill.tui.screens import coding_round
 from drill.tui.screens.coding_round import CodingApp
 from tests.support.clocks import FakeClock
 from tests.support.coding_grader import BROKEN, broken_source, fake_grader
-from tests.support.pilot import text_of, until
+from tests.support.pilot import steady_cursors, text_of, until
 from tests.support.services import app_slot
 
 SIZES = pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
@@ -33,6 +33,7 @@ def test_pushback_with_follow_ups(snap_compare, drill_home, monkeypatch, size):
         await pilot.app.workers.wait_for_complete()
         clock.advance(125)
         app.screen.tick_now()
+        steady_cursors(app)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
@@ -55,6 +56,7 @@ def test_notebook_round(snap_compare, drill_home, monkeypatch, size):
         await until(pilot, lambda: "lines" in text_of(pilot, "#notebook-panel"))
         clock.advance(65)
         app.screen.tick_now()
+        steady_cursors(app)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

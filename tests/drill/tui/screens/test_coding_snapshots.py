@@ -9,6 +9,7 @@ import pytest
 from drill.mock.coding.session import CodingSession, default_rounds_dir
 from drill.tui.screens.coding_round import CodingApp
 from tests.support.clocks import FakeClock
+from tests.support.pilot import steady_cursors
 from tests.support.services import app_slot
 
 
@@ -21,6 +22,7 @@ def test_coding_screen(snap_compare, drill_home, size):
         await pilot.pause()
         clock.advance(65)
         app.screen.tick_now()
+        steady_cursors(app)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)
