@@ -33,7 +33,7 @@ def model_notebook(path: Path) -> Path:
     """The round's notebook with the model answer in its train.py cell."""
     import nbformat
 
-    from drill.mock.notebook import write_round_notebook
+    from drill.mock.coding.notebook import write_round_notebook
     from trainer_lab.grading import model_answer_source
 
     write_round_notebook(path)
@@ -62,7 +62,7 @@ def time_command(path: Path, phases: list[str]) -> float:
 
 def time_extraction(notebook: Path, out: Path, repeat: int) -> float:
     """Median seconds of what the notebook adds: read, validate, find the cell, write train.py."""
-    from drill.mock.notebook import find_train_cell
+    from drill.mock.coding.notebook import find_train_cell
 
     times = []
     for _ in range(repeat):

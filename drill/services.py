@@ -7,7 +7,7 @@
 `load_services()` (decks from disk, database opened) and `assemble_services()` (from parts a
 caller already has: tests, benchmarks) are the only places the services are built, so a
 service whose constructor changes is adapted here and nowhere else. The TUI builds them in a
-worker after its first paint (drill.tui.backend) and hands screens a `ServicesSlot` to wait on;
+worker after its first paint (drill.tui.startup) and hands screens a `ServicesSlot` to wait on;
 CLI commands call drill.cli.services.open_services(args).
 
 Importing this module is light (the first paint imports it): every domain import is inside a
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from drill.decks.loader import DeckSet
     from drill.decks.models import Card
     from drill.exercises.service import ExerciseService
-    from drill.labs.history import LabHistory
     from drill.labs.overview import LabsOverview
+    from drill.labs.runs import LabRuns
     from drill.labs.service import LabRunService
     from drill.mock.coding.session import CodingSession
     from drill.mock.launch import Interrupted
@@ -84,11 +84,11 @@ class Services:
         return labs_overview(self)
 
     @cached_property
-    def runs(self) -> LabHistory:
+    def runs(self) -> LabRuns:
         """The run log: lab runs (from the TUI and `drill lab run`) and coding-round grades."""
-        from drill.labs.history import LabHistory
+        from drill.labs.runs import LabRuns
 
-        return LabHistory(self.db)
+        return LabRuns(self.db)
 
     @cached_property
     def mock_store(self) -> MockStore:
@@ -183,6 +183,14 @@ class Services:
     def use_fsrs_parameters(self, parameters: Sequence[float]) -> None:
         """Schedule new sessions with these (already saved) FSRS parameters."""
         self.settings = replace(self.settings, fsrs_parameters=tuple(parameters))
+
+    # --- upkeep ------------------------------------------------------------------------------
+    def daily_backup(self) -> str | None:
+        """Today's automatic backup of the database (at most one a day; the newest 7 are kept
+        in DRILL_HOME/backups); a line for a notice when it could not be taken."""
+        from drill.database import daily_backup
+
+        return daily_backup(self.db.path)
 
     def close(self) -> None:
         self.db.close()

@@ -1,22 +1,21 @@
 """`drill mock followups FILE [--phase P] [--json]`: grade a train.py the way `drill mock grade`
-does, then print the pushback questions its runs and its code lead to (drill.mock.followups).
+does, then print the pushback questions its runs and its code lead to (drill.mock.coding.followups).
 
 Registered under `drill mock` by drill/cli/mock.py: `mock_followups.register(sub)` with the mock
-command's subparsers. The grading is `drill mock grade --json` itself (drill.cli.mock.cmd_grade,
-recorded in the run log as it records any grading); this module only reads its result.
+command's subparsers. The grading is `drill mock grade`'s (drill.cli.mock_grade.graded_file, the
+conductor's grade_file, recorded in the run log as any grading); this module reads its result.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
+from drill.cli.mock_grade import graded_file, print_checks
 from drill.cli.output import say
 from drill.mock.errors import MockError
 
@@ -58,26 +57,14 @@ def register(subparsers: Any) -> None:
 
 
 def graded_result(args: argparse.Namespace) -> dict[str, Any]:
-    """The lab result of `drill mock grade FILE --json` with this command's arguments."""
-    from drill.cli import mock
-
-    grade_args = argparse.Namespace(**{**vars(args), "json": True})
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        mock.cmd_grade(grade_args)  # its exit code says whether every check held
-    try:
-        result = json.loads(printed.getvalue())
-    except ValueError:
-        raise MockError("the grading printed no result") from None
-    if not isinstance(result, dict):
-        raise MockError("the grading printed no result")
-    return result
+    """The lab result of grading FILE as `drill mock grade FILE --json` grades it."""
+    return dict(graded_file(args, quiet=True).grading)
 
 
 def cmd_followups(args: argparse.Namespace) -> int:
     if args.file is None:
         raise MockError(USAGE)
-    from drill.mock.followups import follow_ups
+    from drill.mock.coding.followups import follow_ups
     from trainer_lab.usercode.source import ScriptError, read_script
 
     path = Path(args.file)
@@ -103,9 +90,7 @@ def cmd_followups(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**summary, "followups": [q.to_dict() for q in questions]}, indent=1))
         return 0
-    from drill.cli import mock
-
-    mock._print_checks([c for c in result.get("checks") or [] if isinstance(c, dict)])
+    print_checks([c for c in result.get("checks") or [] if isinstance(c, dict)])
     say(
         f"{summary['checks_passed']}/{summary['checks_total']} checks hold; "
         f"{len(questions)} follow-up questions:"

@@ -1,5 +1,5 @@
 """`drill mock watch [ROUND]`: a coding round's clock in a terminal, for a round played in a
-notebook or an editor of the user's choice (drill.mock.watch does the work).
+notebook or an editor of the user's choice (drill.mock.coding.watch does the work).
 
 Registered under `drill mock` by drill/cli/mock.py: `mock_watch.register(sub)`. On a terminal the
 phase and time left are one line redrawn in place; to a pipe or a file they are plain lines, one
@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from drill.cli.mock_args import round_id
 from drill.cli.output import say
 from drill.mock.errors import MockError
 
@@ -57,9 +58,7 @@ def _session(round_text: str | None) -> Any:  # -> CodingSession
                 "or `drill mock coding`"
             )
         return session
-    from drill.cli.mock import _round_id
-
-    folder = rounds / str(_round_id(round_text))
+    folder = rounds / str(round_id(round_text))
     if not (folder / STATE_FILE).is_file():
         raise MockError(f"no coding round with id {round_text} (see `drill mock history`)")
     session = CodingSession(folder, now=NOW)
@@ -115,7 +114,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def _watch(session: Any, services: Any) -> int:
-    from drill.mock.watch import RoundWatch
+    from drill.mock.coding.watch import RoundWatch
 
     record = feed_back = None
     if services is not None:

@@ -2,7 +2,7 @@
 
 Plugs into drill/cli/main.py through `register(subparsers)`; `--json` prints
 drill.review.stats.Stats.to_json() (the same data the stats screen draws, both read through
-drill.mock.past.stats_with_rounds).
+drill.mock.coding.past.stats_with_rounds).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from drill.cli.services import open_services
-    from drill.mock.past import stats_with_rounds
+    from drill.mock.coding.past import stats_with_rounds
 
     with open_services(args) as services:
         stats = stats_with_rounds(

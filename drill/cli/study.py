@@ -29,7 +29,7 @@ def study_options(args: argparse.Namespace) -> Any:
     """The app's options for `args`; DrillError (exit 2, one line) for a bad value."""
     from drill.errors import DrillError
     from drill.review.study import StudyFilter
-    from drill.tui.backend import AppOptions
+    from drill.tui.startup import AppOptions
 
     if not 1 <= args.limit <= MAX_LIMIT:
         raise DrillError(f"--limit must be between 1 and {MAX_LIMIT}, got {args.limit}")

@@ -1,9 +1,11 @@
 """Running one lab for a card, without a screen: start, stream, cancel, score.
 
 `RunController` runs a runner function (trainer_lab.api.run_lab by default, torch-free:
-the lab itself runs in subprocesses) in a thread with a cancel Event. The TUI polls it from a
-timer: `drain_lines()` hands over the log lines collected since the last poll (so the screen
-writes them in batches), `done`/`total`/`step`/`elapsed_s` describe progress. When the runner
+the lab itself runs in subprocesses) in a thread with a cancel Event. It calls `on_change`
+after each log line and progress event and once the run has finished (the TUI posts itself a
+message from there): `drain_lines()` hands over the log lines collected since the last call
+(so the screen writes them in batches), `done`/`total`/`step`/`elapsed_s` describe progress.
+When the runner
 returns, the result is scored by `score_outcome`: the card's `expect` claims, which predict
 choice the lab observed, and a suggested rating.
 
@@ -93,10 +95,6 @@ class LabOutcome:
     suggested_rating: int | None = None
     error: str | None = None
     out_of_scope: str | None = None  # the card's `where:` does not hold: nothing was scored
-
-    @property
-    def claims_held(self) -> bool:
-        return all(c.passed for c in self.claims)
 
 
 def as_lab_result(raw: Mapping[str, Any], lab: str = "") -> LabResult:
@@ -196,7 +194,12 @@ class RunController:
         clock: Callable[[], float] = time.monotonic,
         timeout_s: float | None = None,
         on_finish: Callable[[LabOutcome, float], None] | None = None,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
+        """`on_finish(outcome, took_s)` records the end (on the run's thread, before the run
+        reports itself finished); `on_change()` says there is something new to read (a log
+        line, progress, the end): called from the run's thread or the caller's, it must be
+        thread-safe and quick."""
         self.lab = lab
         self.params = dict(params)
         self.world_size = world_size
@@ -207,6 +210,7 @@ class RunController:
         self._clock = clock
         self._timeout_s = timeout_s
         self._on_finish = on_finish
+        self._on_change = on_change
         self._cancel = threading.Event()
         self._finished = threading.Event()
         self._lock = threading.Lock()
@@ -286,6 +290,11 @@ class RunController:
     def _log(self, message: str) -> None:
         with self._lock:
             self._progress.lines.append(f"[{self.elapsed_s:6.1f}s] {message}")
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change()
 
     def _on_progress(self, event: Any) -> None:
         message = str(getattr(event, "message", ""))
@@ -334,6 +343,7 @@ class RunController:
             with _ACTIVE_LOCK:
                 _ACTIVE.discard(self)
             self._finished.set()
+            self._changed()
 
 
 def _params_text(params: dict[str, Any]) -> str:

@@ -1,8 +1,8 @@
 """The labs list without a screen: every lab in the catalogue with its group, the cards linked
 to it, its last result and summary, and the past runs of one lab.
 
-Reads of the history go through drill.actions: a database that cannot be read gives a
-notice and an empty history, never an exception.
+Reads of the run log go through drill.guarded_db: a database that cannot be read gives a
+notice and no runs, never an exception.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from drill import actions
-from drill.actions import Done
+from drill import guarded_db
+from drill.guarded_db import Done
 
 if TYPE_CHECKING:
     from drill.database import Database
     from drill.decks.loader import DeckSet
-    from drill.labs.history import LabHistory, RunRecord
+    from drill.labs.runs import LabRuns, RunRecord
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class LabRow:
     runnable: bool = True  # False: only listed for its past runs (not a catalogue lab)
 
 
-# Runs recorded in the history by something other than a catalogue lab.
+# Runs recorded in the run log by something other than a catalogue lab.
 OTHER_LABS = {"mock-coding": "coding-round gradings (drill mock grade / ctrl+r)"}
 
 
@@ -43,12 +43,12 @@ def linked_cards_by_lab(decks: DeckSet | None) -> dict[str, list[str]]:
 
 
 class LabsOverview:
-    """The catalogue joined with the decks and the run history (either may come later)."""
+    """The catalogue joined with the decks and the run log (either may come later)."""
 
     def __init__(self, decks: DeckSet | None = None, db: Database | None = None) -> None:
         self.decks: DeckSet | None = None
         self.db: Database | None = None
-        self._history: LabHistory | None = None
+        self._lab_runs: LabRuns | None = None
         self.attach(decks, db)
 
     def attach(self, decks: DeckSet | None, db: Database | None) -> str | None:
@@ -56,20 +56,20 @@ class LabsOverview:
         runs left `running` by a process that is gone are closed. Returns a notice when the
         database cannot be read."""
         self.decks = decks if decks is not None else self.decks
-        if db is None or self._history is not None:
+        if db is None or self._lab_runs is not None:
             return None
-        from drill.labs.history import LabHistory
+        from drill.labs.runs import LabRuns
 
         self.db = db
-        self._history = LabHistory(db)
-        return actions.write(self._history.close_interrupted).notice
+        self._lab_runs = LabRuns(db)
+        return guarded_db.write(self._lab_runs.close_interrupted).notice
 
     def rows(self) -> Done[list[LabRow]]:
         from trainer_lab.catalogue import CATALOGUE
 
         linked = linked_cards_by_lab(self.decks)
-        history = self._history
-        last = actions.read(history.last_by_lab) if history is not None else Done({})
+        lab_runs = self._lab_runs
+        last = guarded_db.read(lab_runs.last_by_lab) if lab_runs is not None else Done({})
         found = last.value or {}
         rows = []
         for name, spec in CATALOGUE.items():
@@ -91,8 +91,8 @@ class LabsOverview:
 
     def runs(self, lab: str, limit: int = 30) -> Done[list[RunRecord]]:
         """The lab's past runs, newest first."""
-        history = self._history
-        if history is None:
+        lab_runs = self._lab_runs
+        if lab_runs is None:
             return Done([])
-        found = actions.read(lambda: history.runs(lab=lab, limit=limit))
+        found = guarded_db.read(lambda: lab_runs.runs(lab=lab, limit=limit))
         return Done(found.value or [], found.notice)

@@ -6,7 +6,7 @@ world size), checking what the user typed, recording the run (drill.runs.recorde
 predict/expect (drill.labs.controller.score_outcome) and rating the card (through the review
 session it was opened from, else straight to the scheduler). Database failures
 never raise out of it: each call that touches the database returns a `Done` whose `notice` the
-screen shows (drill.actions). Nothing here blocks: `wait_stopped()` is async.
+screen shows (drill.guarded_db). Nothing here blocks: `wait_stopped()` is async.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drill import actions
-from drill.actions import Done
+from drill import guarded_db
 from drill.errors import DrillError
+from drill.guarded_db import Done
 from drill.labs.controller import CERTAINTIES, LabOutcome, Prediction, RunController, Runner
 from drill.labs.debug_params import is_debug_param
 from drill.runs.log import LAB
@@ -31,7 +31,7 @@ from drill.times import utc_now
 if TYPE_CHECKING:
     from drill.database import Database
     from drill.decks.models import Card
-    from drill.labs.history import LabHistory, RunRecord
+    from drill.labs.runs import LabRuns, RunRecord
     from drill.review.outside import CardChange
     from drill.review.session import ReviewSession
 
@@ -76,7 +76,7 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class RunProgress:
-    """One poll: the log lines since the last one and where the run stands."""
+    """Where the run stands, and the log lines since the last look."""
 
     lines: list[str]
     done: int
@@ -133,7 +133,7 @@ class LabRunService:
         self.change: CardChange | None = None  # what the rating did to the card
         self.leech_notice: str | None = None  # set when this rating, outside review, made a leech
         self.finish_notice: str | None = None  # set when the end of the run was not recorded
-        self._history: LabHistory | None = None
+        self._lab_runs: LabRuns | None = None
         self.recorder = RunRecorder(LAB, db=db, open_db=None, now=now, clock=clock)
 
     # --- the form ------------------------------------------------------------------------
@@ -205,9 +205,12 @@ class LabRunService:
         return self.card.predict.choices[prediction.choice].text
 
     # --- the run -------------------------------------------------------------------------
-    def start(self, request: RunRequest) -> Done[RunController]:
-        """Write the history row and start the run. The run starts even when the row cannot
-        be written; the notice then says the run will not be kept."""
+    def start(
+        self, request: RunRequest, on_change: Callable[[], None] | None = None
+    ) -> Done[RunController]:
+        """Write the run-log row and start the run. The run starts even when the row cannot
+        be written; the notice then says the run will not be kept. `on_change()` is called
+        whenever `progress()` has something new (RunController's `on_change`: thread-safe)."""
         if self.controller is not None:
             raise RuntimeError("this service already started its run")
         started = self.now()
@@ -234,6 +237,7 @@ class LabRunService:
             clock=self.clock,
             timeout_s=self.timeout_s,
             on_finish=self._record_finish,
+            on_change=on_change,
         )
         self.controller.start()
         return Done(self.controller, notice)
@@ -249,21 +253,22 @@ class LabRunService:
 
     def _record_finish(self, outcome: LabOutcome, took_s: float) -> None:
         # Runs on the runner's thread, before the controller reports itself finished.
-        from drill.labs.history import summarize
+        from drill.labs.runs import summarize
 
         self.finish_notice = self.recorder.finish(
             outcome.status, summarize(outcome), took_s,
             prediction_right=outcome.right, suggested_rating=outcome.suggested_rating,
         )  # fmt: skip
 
-    def poll(self) -> RunProgress | None:
-        """Progress since the last poll; None before the run started."""
+    def progress(self, *, lines: bool = True) -> RunProgress | None:
+        """Where the run stands and the log lines since the last call (`lines=False`: the
+        lines are left for the next call); None before the run started."""
         controller = self.controller
         if controller is None:
             return None
         done, total, step, _message = controller.progress()
         return RunProgress(
-            controller.drain_lines(),
+            controller.drain_lines() if lines else [],
             done,
             total,
             step,
@@ -321,13 +326,15 @@ class LabRunService:
         if session is not None and self.deck_id is not None:
             # This card, whatever the session shows by now; its queue entry goes with it.
             deck_id = self.deck_id
-            saved = actions.write(lambda: session.rate_card(card.id, deck_id, rating, duration_ms))
+            saved = guarded_db.write(
+                lambda: session.rate_card(card.id, deck_id, rating, duration_ms)
+            )
         elif self.db is not None and self.deck_id is not None:
             # outside review (the labs list, the browser): the rule of drill.review.outside
             from drill.review.outside import rate_from_outside
 
             db, deck_id = self.db, self.deck_id
-            saved = actions.write(
+            saved = guarded_db.write(
                 lambda: rate_from_outside(db, card.id, deck_id, rating,
                                           content_hash=card.content_hash(), now=self.now(),
                                           duration_ms=duration_ms)
@@ -343,30 +350,32 @@ class LabRunService:
 
             self.leech_notice = leech_notice(card.id, written.after)
         self.rated = rating
-        history = self.history()
-        if history is not None and self.run_id is not None:
+        lab_runs = self.lab_runs()
+        if lab_runs is not None and self.run_id is not None:
             run_id = self.run_id
-            actions.write(lambda: history.set_rating(run_id, rating))  # the review is what counts
+            guarded_db.write(
+                lambda: lab_runs.set_rating(run_id, rating)
+            )  # the review is what counts
         return Done(rating)
 
-    # --- history -------------------------------------------------------------------------
-    def history(self) -> LabHistory | None:
-        if self._history is None and self.db is not None:
-            from drill.labs.history import LabHistory
+    # --- the run log -----------------------------------------------------------------------
+    def lab_runs(self) -> LabRuns | None:
+        if self._lab_runs is None and self.db is not None:
+            from drill.labs.runs import LabRuns
 
-            self._history = LabHistory(self.db)
-        return self._history
+            self._lab_runs = LabRuns(self.db)
+        return self._lab_runs
 
     def past_runs(self, limit: int = 20) -> Done[list[RunRecord]]:
         """This card's runs (or this lab's, without a card), newest first, this one left out."""
-        history = self.history()
-        if history is None:
+        lab_runs = self.lab_runs()
+        if lab_runs is None:
             return Done([])
         if self.card is not None:
             card_id = self.card.id
-            found = actions.read(lambda: history.runs(card_id=card_id, limit=limit))
+            found = guarded_db.read(lambda: lab_runs.runs(card_id=card_id, limit=limit))
         else:
-            found = actions.read(lambda: history.runs(lab=self.spec.name, limit=limit))
+            found = guarded_db.read(lambda: lab_runs.runs(lab=self.spec.name, limit=limit))
         if not found.ok:
             return Done([], found.notice)
         return Done([r for r in found.value or [] if r.id != self.run_id])

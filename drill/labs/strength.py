@@ -215,10 +215,6 @@ class StrengthReport:
         return [card for card in self.cards if card.echoes]
 
     @property
-    def no_sabotage(self) -> list[CardStrength]:
-        return [card for card in self.cards if not card.broken_by and not card.skipped]
-
-    @property
     def world_specific(self) -> list[CardStrength]:
         return [card for card in self.cards if card.world_claims]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trainer_lab
-from drill import actions
+from drill import guarded_db
 from drill.claims.grammar import evaluate, out_of_scope
 from drill.decks.loader import DeckSet
 from drill.decks.models import Card
@@ -155,7 +155,7 @@ class ResultCache:
         if self.db is None:
             return []
         log = RunLog(self.db)
-        done = actions.read(
+        done = guarded_db.read(
             lambda: log.runs(
                 kinds=(VERIFY,),
                 name=job.lab,

@@ -6,7 +6,7 @@
 - exercise progress (drill.exercises.progress.ProgressStore);
 - the newest graded coding round: its report (drill.mock.coding.report.build_report: the
   latest verdict of each check, the pushback questions' verdicts), found through
-  drill.mock.past.coding_history;
+  drill.mock.coding.past.coding_history;
 - talk rounds: their stored reports (drill.mock.store.MockStore), the newest verdict of each
   prompt by the rule that feeds ratings back (drill.mock.grading.feedback_rating);
 - the interview's phases: the standard round (drill.mock.loader).
@@ -144,7 +144,7 @@ def newest_coding_round(rounds_dir: Path) -> tuple[list[CodingCheck], list[Follo
     that was graded; none without one."""
     from drill.mock.coding.report import build_report, cards_for
     from drill.mock.coding.session import CodingSession
-    from drill.mock.past import coding_history
+    from drill.mock.coding.past import coding_history
 
     graded = next((row for row in coding_history(rounds_dir) if row.total), None)
     if graded is None:

@@ -94,7 +94,7 @@ class MockResult:
 
 @dataclass(frozen=True)
 class CodingRoundResult:
-    """A coding or notebook round (drill.mock.past reads them from their folders): how many
+    """A coding or notebook round (drill.mock.coding.past reads them from their folders): how many
     checks held in the latest grading of each."""
 
     id: int
@@ -443,7 +443,7 @@ def stats_for(
     coding_rounds: Iterable[CodingRoundResult] = (),
 ) -> Stats:
     """The app's stats: its loaded DeckSet, database file and Settings, and the coding and
-    notebook rounds (drill.mock.past.stats_with_rounds reads them: the stats screen and
+    notebook rounds (drill.mock.coding.past.stats_with_rounds reads them: the stats screen and
     `drill stats` both go through it)."""
     stats = compute_stats(
         db_path,

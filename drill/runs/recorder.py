@@ -8,7 +8,7 @@ gradings and `drill verify` jobs all write the run log through RunRecorder, with
 
 The log is a convenience next to the run itself: a database that cannot be opened or written
 never stops the run. Each call returns None, or the notice that says what was not recorded (as
-drill.actions words it), and passes a one-line account to `notify` when one is given.
+drill.guarded_db words it), and passes a one-line account to `notify` when one is given.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from drill import actions
-from drill.actions import Done
+from drill import guarded_db
+from drill.guarded_db import Done
 from drill.runs.log import ENDED_BY_EXIT, summarize_result
 from drill.times import utc_now
 from storage.errors import one_line
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from trainer_lab.result import LabResult
 
 T = TypeVar("T")
-HISTORY_ERRORS = (OSError, LookupError, ValueError)  # besides storage errors (drill.actions)
+HISTORY_ERRORS = (OSError, LookupError, ValueError)  # besides storage errors (drill.guarded_db)
 HISTORY_NAMES = {"exercise": "exercise history", "verify": "run log"}  # else "lab history"
 
 
@@ -110,9 +110,11 @@ class RunRecorder:
 
     def _write(self, what: str, call: Callable[[], T]) -> Done[T]:
         try:
-            done = actions.write(call)
+            done = guarded_db.write(call)
         except HISTORY_ERRORS as error:
-            done = Done(None, actions.NOT_SAVED.format(detail=one_line(error).rstrip(".")), error)
+            done = Done(
+                None, guarded_db.NOT_SAVED.format(detail=one_line(error).rstrip(".")), error
+            )
         if not done.ok:
             self.run_id = None
             if self.notify is not None:

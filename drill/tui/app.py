@@ -20,11 +20,12 @@ from textual.worker import Worker, WorkerState
 from drill.errors import DrillError, StorageError
 from drill.review.due import FirstPaint
 from drill.services import Services
-from drill.tui.backend import AppOptions, invalid_deck_notice
 from drill.tui.compat import debug_enabled
 from drill.tui.host import DrillHost
 from drill.tui.plain import shown
 from drill.tui.screens.home import HomeScreen
+from drill.tui.startup import AppOptions, invalid_deck_notice
+from drill.tui.typeahead import TypesAhead
 
 __all__ = ["AppOptions", "DrillApp", "run_app"]
 
@@ -68,7 +69,7 @@ class DrillApp(DrillHost):
         """Hand the held keys over, in order, while none is in flight and the screen is ready
         for them (drill/tui/typeahead.py)."""
         while self._held_keys and self._in_flight is None:
-            if getattr(self.screen, "keys_ready", True) is False:
+            if isinstance(self.screen, TypesAhead) and not self.screen.keys_ready:
                 return  # its field has no focus yet: the screen calls this once it has
             event = self._held_keys.pop(0)
             target = self.focused or self.screen
@@ -102,13 +103,13 @@ class DrillApp(DrillHost):
 
     # --- data --------------------------------------------------------------------------------
     def _startup_read(self) -> FirstPaint | None:
-        from drill import actions
+        from drill import guarded_db
 
-        done = actions.read(self.backend.first_paint)
+        done = guarded_db.read(self.startup.first_paint)
         if isinstance(done.error, DrillError):
             raise done.error
         if done.error is not None:  # a damaged database file: one line, exit 2
-            raise StorageError(actions.error_detail(done.error))
+            raise StorageError(guarded_db.error_detail(done.error))
         return done.value
 
     def card_painted(self, card_id: str) -> None:
@@ -121,16 +122,16 @@ class DrillApp(DrillHost):
 
     def on_mount(self) -> None:
         self._drill_loop = asyncio.get_running_loop()
-        startup, self._first = self._first, None  # one light read serves home and review
-        self.push_screen(HomeScreen(startup))
-        if startup is not None:
-            self._notify_invalid(startup)
+        first, self._first = self._first, None  # one light read serves home and review
+        self.push_screen(HomeScreen(first))
+        if first is not None:
+            self._notify_invalid(first)
         if self.options.start_review is not None:
             deck = None if self.options.start_review == "all" else self.options.start_review
-            pushed = self.start_review(deck, startup if deck is None else None)
-            if pushed and startup is not None:
+            pushed = self.start_review(deck, first if deck is None else None)
+            if pushed and first is not None:
                 return  # the services load once the first card is painted
-        if startup is None:
+        if first is None:
             self._start_loading_services()  # cold start: nothing to paint until it is done
         else:
             self.call_after_refresh(self._start_loading_services)
@@ -146,7 +147,7 @@ class DrillApp(DrillHost):
         # app's message queue: an action awaiting wait_services() may be holding that queue.
         loop = self._drill_loop
         try:
-            return self.backend.load()
+            return self.startup.load()
         finally:
             loop.call_soon_threadsafe(self.slot.settle)
 
@@ -164,7 +165,9 @@ class DrillApp(DrillHost):
         services = await self.wait_services()  # settled by the thread via the loop
         for notice in services.notices if services is not None else []:
             self.notify(notice, severity="warning", timeout=10)
-        self.run_worker(self._daily_backup, name="daily-backup", thread=True, exit_on_error=False)
+        if services is not None:
+            backup = partial(self._daily_backup, services)
+            self.run_worker(backup, name="daily-backup", thread=True, exit_on_error=False)
         from drill.tui.screens.review import ReviewScreen
 
         for screen in self.screen_stack:
@@ -181,10 +184,8 @@ class DrillApp(DrillHost):
             chosen, self.options.start_study = self.options.start_study, None
             start_study(self, chosen)
 
-    def _daily_backup(self) -> None:
-        from drill.database import daily_backup
-
-        notice = daily_backup()
+    def _daily_backup(self, services: Services) -> None:
+        notice = services.daily_backup()
         if notice is not None:
             self.call_from_thread(self.notify, notice, severity="warning", timeout=8)
 
@@ -201,9 +202,9 @@ class DrillApp(DrillHost):
         title = self.deck_title(deck_id)
         services = self.services
         if services is not None:
-            from drill import actions
+            from drill import guarded_db
 
-            done = actions.read(lambda: services.review_session(deck_id))
+            done = guarded_db.read(lambda: services.review_session(deck_id))
             session = done.value
             if session is None:
                 self.notify(str(done.notice), severity="error", timeout=8)
@@ -221,7 +222,7 @@ class DrillApp(DrillHost):
         return True
 
     def on_unmount(self) -> None:
-        self.backend.close()
+        self.startup.close()
 
 
 def run_app(options: Any = None) -> int:

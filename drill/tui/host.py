@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from drill.tui.backend import AppOptions, Backend
 from drill.tui.compat import QuietCrashes
 from drill.tui.plain import PlainNotices
+from drill.tui.startup import AppOptions, Startup
 
 if TYPE_CHECKING:
     from drill.review.due import FirstPaint
@@ -23,31 +23,31 @@ class DrillHost(PlainNotices[int], QuietCrashes[int]):
     def __init__(self, options: AppOptions | None = None) -> None:
         super().__init__()
         self.options = options or AppOptions()
-        self.backend = Backend(self.options)
+        self.startup = Startup(self.options)
         self.deck_titles: dict[str, str] = {}
 
     # --- services ----------------------------------------------------------------------------
     @property
     def slot(self) -> ServicesSlot:
         """Where the services arrive after the first paint (hand it to screens that wait)."""
-        return self.backend.slot
+        return self.startup.slot
 
     @property
     def services(self) -> Services | None:
         """The services, or None while they are still loading (or failed to)."""
-        return self.backend.slot.ready
+        return self.startup.slot.ready
 
     async def wait_services(self) -> Services | None:
         """The services once the load has finished; None when it failed."""
-        return await self.backend.slot.wait()
+        return await self.startup.slot.wait()
 
     # --- the light read ------------------------------------------------------------------------
     def light_read(self, deck_id: str | None = None) -> FirstPaint | None:
         """The light read after startup; None (with a notice) when the database cannot be
         read, so the screen keeps what it shows."""
-        from drill import actions
+        from drill import guarded_db
 
-        done = actions.read(lambda: self.backend.first_paint(deck_id))
+        done = guarded_db.read(lambda: self.startup.first_paint(deck_id))
         if not done.ok:
             self.notify(str(done.notice), severity="error", timeout=8)
         return done.value

@@ -11,7 +11,15 @@ field.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class HoldsKeys(Protocol):
+    """An app that holds typed keys until the screen is ready for them (DrillApp)."""
+
+    async def release_keys(self) -> None:
+        """Hand the held keys over, in order, now that the screen may be ready."""
 
 
 class TypesAhead:
@@ -22,12 +30,11 @@ class TypesAhead:
     def ready_for_keys(self) -> None:
         """Call after focusing the field. The focus itself is applied by a callback queued on
         the app; this one is queued after it, so the held keys go to the focused field."""
-        app: Any = self.app  # type: ignore[attr-defined]
+        app = self.app  # type: ignore[attr-defined]
 
         async def ready() -> None:
             self.keys_ready = True
-            release = getattr(app, "release_keys", None)
-            if release is not None:
-                await release()
+            if isinstance(app, HoldsKeys):  # another app hands keys over as they come
+                await app.release_keys()
 
         app.call_later(ready)

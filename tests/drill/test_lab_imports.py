@@ -30,5 +30,5 @@ def test_lab_screens_import_no_torch_nor_plotext() -> None:
 
 
 def test_lab_domain_and_storage_import_no_textual() -> None:
-    body = "import drill.labs.controller, drill.labs.history, drill.labs.plots, storage.run_tables"
+    body = "import drill.labs.controller, drill.labs.runs, drill.labs.plots, storage.run_tables"
     assert loaded_after(body) == []

@@ -1,5 +1,6 @@
 """A stand-in for the coding screen's grade(): it replays a saved real grading (the fixtures under
-tests/drill/mock/fixtures) instead of launching the script, so screen tests run in milliseconds."""
+tests/drill/mock/coding/fixtures) instead of launching the script, so screen tests run in
+milliseconds."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from trainer_lab.grading.variants import load_variants
 
-FIXTURES = Path(__file__).resolve().parents[1] / "drill" / "mock" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "drill" / "mock" / "coding" / "fixtures"
 BROKEN = "sampler-position-not-saved"
 
 

@@ -1,7 +1,8 @@
 """The coding round's pushback: follow-up questions about the candidate's own code.
 
-The questions come from drill.mock.followups: from the full grading's evidence when one has run
-(failed checks quoted, what-ifs about the script's own design), from the code alone before that.
+The questions come from drill.mock.coding.followups: from the full grading's evidence when one
+has run (failed checks quoted, what-ifs about the script's own design), from the code alone
+before that.
 They are chosen once per round and kept in its state.json, so a resume asks the same. Each is
 answered in the notes under its own heading, which `question_block` appends:
 
@@ -78,7 +79,7 @@ def choose_followups(
     the code alone) and saved on the first call, the saved ones afterwards."""
     if session.pushback:
         return session.pushback
-    from drill.mock.followups import follow_ups
+    from drill.mock.coding.followups import follow_ups
 
     questions = follow_ups(result if result is not None else {}, source)
     session.pushback = [q.to_dict() for q in questions]

@@ -103,7 +103,7 @@ class FollowUpVerdict:
 
     number: int
     question: str
-    kind: str  # failed | what-if | from-code (drill.mock.followups)
+    kind: str  # failed | what-if | from-code (drill.mock.coding.followups)
     evidence: str
     answer: str
     bullets: list[tuple[str, str]]  # (rubric item, Coverage value); empty when unanswered

@@ -5,7 +5,7 @@ and `drill mock resume` can pick it up. Writes are atomic (temp file, then renam
 through drill.files.read_regular with a bound (a FIFO or a link to a device there is refused,
 never waited on or read without end: the file then reads as empty).
 
-In notebook mode the folder also holds round.ipynb (drill.mock.notebook): the user edits the
+In notebook mode the folder also holds round.ipynb (drill.mock.coding.notebook): the user edits the
 notebook in Jupyter or VS Code, and `sync_from_notebook()` writes the train.py its
 `%%writefile train.py` cell holds, which is what gets graded.
 """
@@ -17,37 +17,16 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from drill.files import FileRefused, read_regular
 from drill.mock.clock import ClockState, RoundClock, Status
+from drill.mock.coding.notebook import extract_train_py, notes_cell_text, write_round_notebook
+from drill.mock.coding.phases import CODING_PHASES, CodingPhase
+from drill.mock.errors import MockError
 from drill.paths import new_numbered_dir
 from trainer_lab.grading import DATASET_MODULE_FILE, FILES, SCRIPT_NAME, starter_source
 
-
-@dataclass(frozen=True)
-class CodingPhase:
-    id: str
-    title: str
-    minutes: float
-    grades: tuple[str, ...]  # the grader phases that check this round phase's work
-
-
-# The interview's time table (seed 001): clarify, skeleton, distributed lift, monitoring and
-# restart, then pushback while the full grading runs.
-CODING_PHASES = (
-    CodingPhase("clarify", "Clarify assumptions", 5, ()),
-    CodingPhase("skeleton", "Config, dataset, single-process skeleton", 10, ("skeleton",)),
-    CodingPhase("distributed", "Distributed lift", 15, ("distributed",)),
-    CodingPhase("restart", "Monitoring and restart", 10, ("restart", "torn", "monitoring")),
-    CodingPhase(
-        "pushback",
-        "Full grading and pushback",
-        15,
-        ("skeleton", "distributed", "restart", "torn", "monitoring"),
-    ),
-)
 STATE_FILE = "state.json"
 NOTES_FILE = "notes.md"
 NOTEBOOK_FILE = "round.ipynb"
@@ -125,8 +104,6 @@ class CodingSession:
         scale = (minutes / total) if minutes else 1.0
         state: dict = {"scale": scale}
         if notebook:
-            from drill.mock.notebook import write_round_notebook
-
             write_round_notebook(folder / NOTEBOOK_FILE, scale)  # its phases in scaled time
             state["notebook"] = NOTEBOOK_FILE
         _write_atomic(folder / STATE_FILE, json.dumps(state))
@@ -204,8 +181,6 @@ class CodingSession:
         path = self.notebook_path
         if path is None:
             return written
-        from drill.mock.errors import MockError
-        from drill.mock.notebook import notes_cell_text
 
         try:
             cell = notes_cell_text(path)
@@ -255,8 +230,6 @@ class CodingSession:
         path = self.notebook_path
         if path is None:
             return None
-        from drill.mock.errors import MockError
-        from drill.mock.notebook import extract_train_py
 
         try:
             source = extract_train_py(path)

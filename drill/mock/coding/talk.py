@@ -8,17 +8,10 @@ read under its own heading.
 
 from __future__ import annotations
 
+from drill.mock.coding.phases import ROUND, STANDARD_PHASE
 from drill.mock.coding.session import CodingSession
 
-ROUND = "standard"
-# coding round phase -> the standard round's phase whose rubric covers the same talk
-STANDARD_PHASE = {
-    "clarify": "clarify",
-    "skeleton": "skeleton",
-    "distributed": "distributed",
-    "restart": "operate",
-    "pushback": "pushback",
-}
+__all__ = ["ROUND", "STANDARD_PHASE", "notes_rubric"]
 
 
 def _standard_round():  # -> RoundDef

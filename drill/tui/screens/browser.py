@@ -31,10 +31,9 @@ from drill.tui.screens.browser_dialogs import ConfirmScreen, HistoryScreen
 from drill.tui.typeahead import TypesAhead
 
 if TYPE_CHECKING:
-    from drill.database import Database
     from drill.decks.loader import DeckSet
     from drill.review.browse import CardRow
-    from drill.services import Services
+    from drill.services import Database, Services
     from drill.tui.host import DrillHost
 
 MAX_SHOWN = 50  # rows drawn at once; the count line says how many matched
@@ -117,12 +116,12 @@ class BrowserScreen(TypesAhead, Screen[None]):
         self._use(services)
 
     def _use(self, services: Services) -> None:
-        from drill import actions
+        from drill import guarded_db
 
         self.services = services
         self.decks, self.db = decks, db = services.decks, services.db
         self.now, self.day_start_hour = services.now, services.settings.day_start_hour
-        done = actions.read(lambda: browse.build_rows(decks, db.path))
+        done = guarded_db.read(lambda: browse.build_rows(decks, db.path))
         if done.value is None:
             self.query_one("#browse-count", Static).update(plain.shown(done.notice))
             return
@@ -208,19 +207,19 @@ class BrowserScreen(TypesAhead, Screen[None]):
 
     def _reread_states(self) -> None:
         if self.db is not None:
-            from drill import actions
+            from drill import guarded_db
 
             db_path = self.db.path
-            done = actions.read(lambda: browse.apply_states(self.rows, db_path))
+            done = guarded_db.read(lambda: browse.apply_states(self.rows, db_path))
             if not done.ok:
                 self.notify(str(done.notice), severity="error", timeout=8)
         self.refilter(force=True)
 
     # --- row actions -------------------------------------------------------------------------
     def _write(self, call: Callable[[], Any], message: str) -> None:
-        from drill import actions
+        from drill import guarded_db
 
-        done = actions.write(call)
+        done = guarded_db.write(call)
         if not done.ok:
             self.notify(str(done.notice), severity="error", timeout=8)
             return
@@ -269,12 +268,12 @@ class BrowserScreen(TypesAhead, Screen[None]):
         self.app.push_screen(ConfirmScreen(question), answered)
 
     def action_history(self) -> None:
-        from drill import actions
+        from drill import guarded_db
 
         row, db = self.current(), self.db
         if row is None or db is None:
             return
-        done = actions.read(lambda: browse.history_lines(db.path, row.card_id))
+        done = guarded_db.read(lambda: browse.history_lines(db.path, row.card_id))
         if done.value is None:
             self.notify(str(done.notice), severity="error", timeout=8)
             return

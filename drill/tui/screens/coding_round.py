@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -33,20 +34,29 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from drill.mock.clock import PhaseAdvanced, PhaseAlarm, RoundClock, RoundFinished, Status
+from drill.mock.clock import RoundClock, Status
 from drill.mock.coding import CONTRACT, grade
-from drill.mock.coding.regrade import end_grading_text, remember_source, unchanged_full_grading
+from drill.mock.coding.conductor import grade_round
+from drill.mock.coding.phases import ALL_GRADER_PHASES
+from drill.mock.coding.rules import (
+    Alarm,
+    Effect,
+    Grade,
+    Pushback,
+    RoundConductor,
+    RoundOver,
+    StretchOver,
+    StretchStarted,
+)
 from drill.mock.coding.session import CODING_PHASES, MAX_TEXT_BYTES, CodingSession
 from drill.mock.coding.stretch import (
     Stretch,
     chosen,
-    next_chosen,
     remaining_phases,
     stretch_phases,
     toggle_chosen,
 )
 from drill.mock.coding.stretch import contract as stretch_contract
-from drill.paths import new_numbered_dir
 from drill.tui.code_editor import (
     CodeEditor,
     VerdictPlaces,
@@ -61,12 +71,10 @@ from drill.watched_file import Change, Stamp, WatchedFile, stamp_of
 
 if TYPE_CHECKING:
     from drill.services import ServicesSlot
-    from trainer_lab.result import LabResult
 
 __all__ = ["CodingApp", "CodingRoundScreen", "reflow", "remaining", "verdict_lines"]
 
 AUTOSAVE_S = 3.0
-ALL_GRADER_PHASES = CODING_PHASES[-1].grades
 
 
 def remaining(seconds: float) -> str:
@@ -128,25 +136,30 @@ class CodingRoundScreen(Screen[None]):
         self.tick_s = tick_s
         self.cancel = threading.Event()
         self.grading = False
-        self._pending: tuple[str, ...] | None = None
+        self._pending: Grade | None = None
         self.notebook = session.notebook_path
         # train.py as last read or written here, watched (drill.watched_file, as exercises)
         self.script = WatchedFile(session.script, MAX_TEXT_BYTES)
         self.code = self.script.load() or ""
         self.notes = session.notes_file()  # notes.md: the app's pane edits it
         self._notebook_stamp: Stamp | None = None
-        self.stretch = Stretch.current(session)  # a stretch phase after the round, when running
+        self.rules = RoundConductor(session)  # the clock rules: what each clock event leads to
         self.places = VerdictPlaces()  # the train.py:LINE places the verdicts name
+
+    @property
+    def stretch(self) -> Stretch | None:
+        """The stretch phase after the round, while one runs."""
+        return self.rules.stretch
 
     @property
     def clock(self) -> RoundClock:
         """The clock that runs now: the stretch phase's, else the round's."""
-        return self.stretch.clock if self.stretch is not None else self.session.clock
+        return self.rules.clock
 
     @property
     def over(self) -> bool:
         """The round is over and no stretch phase runs."""
-        return self.session.finished and self.stretch is None
+        return self.rules.over
 
     # --- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -234,46 +247,46 @@ class CodingRoundScreen(Screen[None]):
             self._watch_notebook()
 
     def _handle(self, events: list) -> None:
-        if self.stretch is not None:
-            self._handle_stretch(events)
-            return
-        for event in events:
-            if isinstance(event, PhaseAlarm):
-                title = CODING_PHASES[event.phase].title
-                self.notify(f"Time is up for: {title}", title="Phase alarm", severity="warning")
-            elif isinstance(event, PhaseAdvanced):
-                self.autosave()
-                self.session.snapshot(event.previous)
-                if CODING_PHASES[event.phase].id == "pushback":
-                    self._maybe_pushback()  # grades everything: the questions need it
-                elif event.reason == "auto":  # the phase's time is up: its checks run by themselves
-                    self._start_grading(CODING_PHASES[event.previous].grades)
-            elif isinstance(event, RoundFinished):
-                self.autosave()
-                self.session.snapshot(self.session.clock.phase)
-                grading = end_grading_text(self.session)  # before this grading writes
-                self._start_grading(ALL_GRADER_PHASES)  # at the end, everything runs
-                if self._start_next_chosen():
-                    return
-                more = "; F9: a stretch phase" if remaining_phases(self.session) else ""
-                self.notify(
-                    f"The round is over: {grading}. F8: the report per phase; "
-                    f"F4: the model answer{more}."
-                )
-                self.refresh_bindings()
+        """The clock's events: the editor's text saved first (an ended phase keeps train.py as
+        it is on disk), then the round's rules applied (drill.mock.coding.rules)."""
+        if events:
+            self.autosave()
+        effects = self.rules.react(events)
+        for effect in effects:
+            self._apply(effect, effects)
         self._render_clock()
 
-    def _start_next_chosen(self) -> bool:
-        """Start the next stretch phase chosen up front, if one is left (True when it did)."""
-        phase_id = next_chosen(self.session)
-        if phase_id is None:
-            return False
-        self._begin_stretch(phase_id)
-        self.notify(f"Chosen up front, it starts now: stretch phase {self.stretch.title}.")
-        return True
+    def _apply(self, effect: Effect, effects: list[Effect]) -> None:
+        if isinstance(effect, Alarm):
+            title = CODING_PHASES[effect.phase].title
+            self.notify(f"Time is up for: {title}", title="Phase alarm", severity="warning")
+        elif isinstance(effect, Pushback):
+            self._maybe_pushback()  # grades everything: the questions need it
+        elif isinstance(effect, Grade):
+            self._start_grading(effect)
+        elif isinstance(effect, RoundOver) and not any(
+            isinstance(e, StretchStarted) for e in effects
+        ):
+            more = "; F9: a stretch phase" if remaining_phases(self.session) else ""
+            self.notify(
+                f"The round is over: {effect.grading}. F8: the report per phase; "
+                f"F4: the model answer{more}."
+            )
+            self.refresh_bindings()
+        elif isinstance(effect, StretchOver):
+            self._show_contract(CONTRACT)
+            self.notify(f"Stretch over: {effect.title}. Its checks run now; F8: the report.")
+            self.refresh_bindings()
+        elif isinstance(effect, StretchStarted):
+            self._show_stretch(effect.phase_id)
+            title = self.stretch.title if self.stretch is not None else effect.phase_id
+            self.notify(f"Chosen up front, it starts now: stretch phase {title}.")
 
     def _begin_stretch(self, phase_id: str) -> None:
-        self.stretch = Stretch.start(self.session, phase_id)
+        self.rules.start_stretch(phase_id)
+        self._show_stretch(phase_id)
+
+    def _show_stretch(self, phase_id: str) -> None:
         self._show_contract(stretch_contract(phase_id))
         self._render_clock()
         self.refresh_bindings()
@@ -281,20 +294,6 @@ class CodingRoundScreen(Screen[None]):
             self.query_one("#verdict-text", Static).update(
                 shown(f"ctrl+r grades the stretch phase's checks ({phase_id}).")
             )
-
-    def _handle_stretch(self, events: list) -> None:
-        stretch = self.stretch
-        assert stretch is not None
-        if any(isinstance(e, RoundFinished) for e in events):
-            self.autosave()
-            stretch.end()
-            self.stretch = None
-            self._show_contract(CONTRACT)
-            self._start_grading((stretch.phase_id,))
-            self.notify(f"Stretch over: {stretch.title}. Its checks run now; F8: the report.")
-            self._start_next_chosen()
-            self.refresh_bindings()
-        self._render_clock()
 
     def _show_contract(self, text: str) -> None:
         self.query_one("#contract-text", Static).update(reflow(text))
@@ -345,9 +344,9 @@ class CodingRoundScreen(Screen[None]):
             ]
         )
         if self.grading and self._pending is None:
-            self._pending = ALL_GRADER_PHASES
+            self._pending = Grade(ALL_GRADER_PHASES)
         elif not self.grading:
-            self._start_grading(ALL_GRADER_PHASES)
+            self._start_grading(Grade(ALL_GRADER_PHASES))
 
     def _after_grading(self) -> None:
         """Once no grading is left to run: ask the follow-ups (from the full grading when there
@@ -616,73 +615,53 @@ class CodingRoundScreen(Screen[None]):
         if self.grading:
             self.notify("Grading is already running.")
             return
-        if self.stretch is not None:
-            self._start_grading((self.stretch.phase_id,))
-            return
-        self._start_grading(self.session.phase.grades or ("skeleton",))
+        self._start_grading(self.rules.grade_now())
 
-    def _start_grading(self, phases: tuple[str, ...]) -> None:
+    def _start_grading(self, request: Grade) -> None:
         """Grade now, or right after the grading that is running (the latest request wins)."""
-        if not phases:
+        if not request.phases:
             return
         if self.grading:
-            self._pending = phases
+            self._pending = request
             return
         self.autosave()
         self.grading = True
-        self.query_one("#verdict-text", Static).update(shown(f"Grading {', '.join(phases)} ..."))
-        self._grade(phases)
+        phases = ", ".join(request.phases)
+        self.query_one("#verdict-text", Static).update(shown(f"Grading {phases} ..."))
+        self._grade(request)
 
     @work(thread=True, exclusive=True)
-    def _grade(self, phases: tuple[str, ...]) -> None:
+    def _grade(self, request: Grade) -> None:
+        graded = grade_round(
+            self.session, request.phases, grader=grade, record=self._record, cancel=self.cancel
+        )
         rows: list = []
-        if self.notebook is not None:  # the notebook as last saved is what gets graded
-            problem = self.session.sync_from_notebook()
-            if problem:
-                rows.append(joined(("notebook not read:", "yellow"), f" {problem}"))
-        try:
-            reused = self._unchanged(phases)
-            if reused is not None:
-                number, result = reused
+        if graded.notebook_problem:  # the last train.py read was graded
+            rows.append(joined(("notebook not read:", "yellow"), f" {graded.notebook_problem}"))
+        if graded.error is not None or graded.result is None:
+            text = joined(("grading failed:", "red"), f" {graded.error}")
+        else:
+            if graded.reused:
                 rows.append(
-                    joined((f"train.py is unchanged since grading {number}: its verdicts "
+                    joined((f"train.py is unchanged since grading {graded.number}: its verdicts "
                             "stand (not run again).", "dim"))
                 )  # fmt: skip
-                rows += verdict_lines(dict(result))
-            else:
-                source = self.session.code()
-                out_dir = new_numbered_dir(self.session.folder / "grades")  # this grading's alone
-                result = grade(self.session.script, out_dir, phases=phases, cancel=self.cancel)
-                remember_source(out_dir, source)
-                rows += verdict_lines(dict(result))
-                rows += self._record(dict(result), out_dir)
-            if (
-                self.session.finished
-                and not self.cancel.is_set()
-                and phases[0] in ALL_GRADER_PHASES
-            ):
+            rows += verdict_lines(dict(graded.result))
+            rows += [joined((notice, "yellow")) for notice in graded.notices]
+            if request.feed_back and self.session.finished and not self.cancel.is_set():
                 rows += self._feed_back()
             text = lines(rows)
-        except Exception as error:
-            text = joined(("grading failed:", "red"), f" {type(error).__name__}: {error}")
         if not self.cancel.is_set():
             self.app.call_from_thread(self._show_verdicts, text)
 
-    def _unchanged(self, phases: tuple[str, ...]) -> tuple[int, LabResult] | None:
-        """At the round's end: the full grading that ran this very train.py (the pushback
-        phase's), to show again instead of running it again."""
-        if not self.session.finished or set(phases) != set(ALL_GRADER_PHASES):
-            return None
-        return unchanged_full_grading(self.session)
-
-    def _record(self, result: dict, out_dir) -> list[Content]:
-        """Record the grading in the run log; a notice line when that failed."""
+    def _record(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
+        """Record the grading in the run log; its notices (when that failed)."""
         services = self.slot.ready
         if services is None:
-            return [joined(("not recorded in the run log: the database did not load", "yellow"))]
+            return ["not recorded in the run log: the database did not load"]
         notices: list[str] = []
         services.record_grading(result, out_dir, notices.append)
-        return [joined((n, "yellow")) for n in notices]
+        return notices
 
     def _feed_back(self) -> list[Content]:
         """Rate what the round examined, once it is over (the text rounds' feedback)."""

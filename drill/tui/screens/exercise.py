@@ -29,7 +29,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from drill import actions
+from drill import guarded_db
 from drill.exercises.progress import Progress
 from drill.exercises.service import ExerciseInfo, ExerciseService, RateCard
 from drill.tui.code_editor import (
@@ -107,10 +107,10 @@ class ExerciseScreen(Screen[int | None]):
         the database records the start. A database that cannot be written or read gives a
         notice; the file is there all the same (the copy comes before the write)."""
         name = self.info.name
-        started = actions.write(lambda: self.service.start(name))
+        started = guarded_db.write(lambda: self.service.start(name))
         if not started.ok:
             self.notify(str(started.notice), severity="error", timeout=8)
-        read = actions.read(lambda: self.service.progress(name))
+        read = guarded_db.read(lambda: self.service.progress(name))
         if read.ok and read.value is not None:
             self.info = ExerciseInfo(self.info.spec, read.value, self.path)
         elif not read.ok and started.ok:  # one notice is enough for one broken database
@@ -208,7 +208,7 @@ class ExerciseScreen(Screen[int | None]):
             self.notify(f"Loaded {self.info.spec.file} from disk.")
 
     def action_hint(self) -> None:
-        shown = actions.write(lambda: self.service.next_hint(self.info.name))
+        shown = guarded_db.write(lambda: self.service.next_hint(self.info.name))
         if not shown.ok or shown.value is None:
             self.notify(str(shown.notice), severity="error", timeout=8)
             return
@@ -224,7 +224,7 @@ class ExerciseScreen(Screen[int | None]):
 
         self._saved()  # the answer shows beside the editor's text, saved or not
         try:
-            found = actions.write(lambda: self.service.solution(self.info.name))
+            found = guarded_db.write(lambda: self.service.solution(self.info.name))
         except ExerciseError as error:
             self.notify(str(error))
             return

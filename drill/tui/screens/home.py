@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from drill import actions
+from drill import guarded_db
 from drill.plan.today import (
     EXERCISE,
     LAB,
@@ -174,7 +174,7 @@ class HomeScreen(Screen[None]):
             self._change_timer.stop()
             self._change_timer = None
         changes = [next_due_text_change(s.next_due, now) for s in data.summaries]
-        changes.append(next_day_start(now, self.drill_app.backend.settings.day_start_hour) - now)
+        changes.append(next_day_start(now, self.drill_app.startup.settings.day_start_hour) - now)
         self.next_change_in = min(c for c in changes if c is not None)
         seconds = max(self.next_change_in.total_seconds(), 0.0) + PAST_THE_CHANGE_S
         self._change_timer = self.set_timer(seconds, self.on_next_change, name="next-due")
@@ -230,7 +230,7 @@ class HomeScreen(Screen[None]):
     def _show_today(self, data: FirstPaint, now: datetime) -> None:
         """The plan line and the today queue, from this read (its counts are the deck table's)
         and, once the services have loaded, the database (lab, exercise, round)."""
-        settings = self.drill_app.backend.settings
+        settings = self.drill_app.startup.settings
         services = self.drill_app.services
         self.plan = data.plan
         line = self.query_one("#home-plan", Static)
@@ -241,7 +241,7 @@ class HomeScreen(Screen[None]):
         # are read again; the lab, exercise and round items when home shows again (resume).
         covered = services is not None and not self.is_current
         db = services.db if services is not None and not covered else None
-        done = actions.read(
+        done = guarded_db.read(
             lambda: today_queue(
                 data,
                 now,

@@ -5,8 +5,10 @@ starts: invalid input is refused with a message; the sabotage and debug switches
 ctrl+t), and for a card with a `predict` block a choice plus a certainty, focused first; there
 the lab's summary, which often states the answer, shows only once the prediction is locked in,
 and the params (their help can state it too) only after ctrl+t.
-During the run: a log fed in batches from a timer (the launcher's lines and what rank 0
-prints, as it prints it), progress from the lab's progress events, elapsed time; `escape`
+During the run: a log fed in batches (the launcher's lines and what rank 0 prints, as it
+prints it), progress from the lab's progress events, elapsed time. The run's thread posts the
+screen a `RunChanged` message when there is something new (at most one waits at a time), so
+the log and the end arrive as they happen; a clock only ticks the elapsed time. `escape`
 cancels (the runner kills the whole process group) and stays on the partial log with the
 "cancelled" status; a second `escape` leaves (once the run is recorded).
 After it: observed vs predicted, which claims held, and a suggested rating (certainty-based
@@ -27,6 +29,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import (
@@ -53,11 +56,11 @@ from drill.tui.rated import announce_rated
 if TYPE_CHECKING:
     from drill.decks.models import Card
     from drill.labs.controller import RunController
-    from drill.labs.history import RunRecord
+    from drill.labs.runs import RunRecord
     from drill.review.session import ReviewSession
     from drill.services import Services
 
-POLL_S = 0.2  # how often the log and progress are brought up to date
+ELAPSED_TICK_S = 1.0  # the elapsed time shown moves on between the run's own messages
 
 
 def outcome_text(card: Card | None, outcome: LabOutcome, took_s: float) -> Content:
@@ -160,10 +163,15 @@ class LabPanelScreen(Screen[int | None]):
         """`service`: the run to drive (drill.services.lab_run or Services.lab_run)."""
         super().__init__()
         self.service = service
-        self._timer: Timer | None = None
+        self._timer: Timer | None = None  # ticks the elapsed time during the run
+        self._change_posted = False  # a RunChanged is on its way: the next one would add nothing
+        self._outcome_shown = False
         self._leave_when_done = False
         self._cancel_pressed = False
         self._past: list[RunRecord] = []
+
+    class RunChanged(Message):
+        """The run has something new to show: log lines, progress, or its end."""
 
     @property
     def card(self) -> Card | None:
@@ -213,7 +221,7 @@ class LabPanelScreen(Screen[int | None]):
                 id="run-status",
             )
             yield ProgressBar(id="run-progress", show_eta=False)
-            # RichLog wraps long lines (Log does not); lines are written as Text (_poll)
+            # RichLog wraps long lines (Log does not); lines are written as Text (_show_progress)
             yield RichLog(
                 id="lab-log", max_lines=2000, wrap=True, markup=False, highlight=False, min_width=1
             )
@@ -313,7 +321,7 @@ class LabPanelScreen(Screen[int | None]):
             self.notify(str(error), title="Not started", severity="error", timeout=6)
             return
         error_box.update("")
-        started = self.service.start(request)
+        started = self.service.start(request, on_change=self._post_run_changed)
         if started.notice:
             self.notify(started.notice, severity="error", timeout=8)
         self._lock_form(request)
@@ -321,13 +329,28 @@ class LabPanelScreen(Screen[int | None]):
         bar = self.query_one("#run-progress", ProgressBar)
         bar.display = True
         bar.update(total=None, progress=0)
-        self._timer = self.set_interval(POLL_S, self._poll)
-        self._poll()
+        self._timer = self.set_interval(ELAPSED_TICK_S, self._tick_elapsed)
+        self._show_progress()
         self.refresh_bindings()
 
-    def _poll(self) -> None:
-        progress = self.service.poll()
-        if progress is None:
+    def _post_run_changed(self) -> None:
+        """Called by the run (from its thread): one message at a time is enough, since its
+        handler reads everything new. Cleared before that read, so nothing is left behind."""
+        if not self._change_posted:
+            self._change_posted = True
+            self.post_message(self.RunChanged())
+
+    def on_lab_panel_screen_run_changed(self, _message: RunChanged) -> None:
+        self._change_posted = False
+        self._show_progress()
+
+    def _tick_elapsed(self) -> None:
+        if not self._outcome_shown:
+            self._show_progress(lines=False)
+
+    def _show_progress(self, *, lines: bool = True) -> None:
+        progress = self.service.progress(lines=lines)
+        if progress is None or self._outcome_shown:
             return
         if progress.lines:
             log = self.query_one("#lab-log", RichLog)
@@ -344,10 +367,11 @@ class LabPanelScreen(Screen[int | None]):
         self.query_one("#run-status", Static).update(
             shown(f"{progress.status}{units}{step_text} · {progress.elapsed_s:.1f} s{hint}")
         )
-        if progress.finished:
+        if progress.finished and lines:  # the last lines are written: the outcome follows
             if self._timer is not None:
                 self._timer.stop()
                 self._timer = None
+            self._outcome_shown = True
             self._show_outcome(progress.elapsed_s)
 
     def _show_outcome(self, took_s: float) -> None:
@@ -379,7 +403,7 @@ class LabPanelScreen(Screen[int | None]):
                 self._leave_when_done = True
             self._cancel_pressed = True
             self.service.cancel()
-            self._poll()
+            self._show_progress()
             return
         self.dismiss(self.rated)
 

@@ -20,13 +20,13 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
+from drill.labs.controller import error_message
 from drill.labs.plots import PlotData, key_observations, ladder_mfu, plot_data, series_styles
 from drill.text import printable
 from drill.tui.plain import cells, joined, shown
-from trainer_lab.result import error_message
 
 if TYPE_CHECKING:
-    from trainer_lab.result import LabResult
+    from drill.labs.controller import LabResult
 
 
 def checks_table(result: LabResult) -> Table:

@@ -18,9 +18,9 @@ from drill.tui.lists import LabTable, RunList
 from drill.tui.plain import cells, shown
 
 if TYPE_CHECKING:
-    from drill.database import Database
     from drill.labs.controller import Runner
-    from drill.labs.history import RunRecord
+    from drill.labs.runs import RunRecord
+    from drill.services import Database
     from drill.tui.host import DrillHost
 
 

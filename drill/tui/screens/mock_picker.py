@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from drill import actions
+from drill import guarded_db
 from drill.tui.plain import shown
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class MockPickerScreen(ModalScreen[None]):
             self.dismiss()
             return
         options = self.query_one("#rounds", OptionList)
-        found = actions.read(
+        found = guarded_db.read(
             lambda: (
                 services.interrupted_mock(),
                 list_rounds([d for d in services.deck_dirs if d.is_dir()]),
@@ -105,9 +105,9 @@ class MockPickerScreen(ModalScreen[None]):
             self._open_coding(resume=choice == RESUME_CODING, notebook=choice == NOTEBOOK)
             return
         if choice == RESUME:
-            started = actions.read(services.resume_mock)
+            started = guarded_db.read(services.resume_mock)
         else:
-            started = actions.read(lambda: services.start_mock(choice))
+            started = guarded_db.read(lambda: services.start_mock(choice))
         if started.value is None:
             self.notify(str(started.notice), severity="error", timeout=6)
             return

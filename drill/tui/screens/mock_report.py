@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Markdown, Static
 
-from drill import actions
+from drill import guarded_db
 from drill.mock.feedback import noting_changed
 from drill.mock.report import RoundReport, clock
 from drill.mock.round import MockRun, RateCard
@@ -95,7 +95,7 @@ class GradingScreen(Screen[None]):
     def action_save_grades(self) -> None:
         changed: list[str] = []
         rate = None if self.rate is None else noting_changed(self.rate, changed)
-        graded = actions.write(lambda: self.run.grade(self.checked(), rate=rate))
+        graded = guarded_db.write(lambda: self.run.grade(self.checked(), rate=rate))
         announce_rated(self.app, changed)  # home and the browser read them again
         if graded.value is None:  # the grades stay on screen for another try
             self.notify(str(graded.notice), severity="error", timeout=8)

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from drill import actions
+from drill import guarded_db
 from drill.mock.clock import Event, PhaseAdvanced, PhaseAlarm, RoundFinished, Status
 from drill.mock.report import clock as fmt_clock
 from drill.mock.report import round_title
@@ -163,7 +163,7 @@ class MockRoundScreen(Screen[None]):
     def _persist(self, call: Callable[[], T], failed: F) -> T | F:
         """Run a call that saves the round; an unusable database gives one notice (not one a
         tick) and `failed`, and the round goes on in memory."""
-        done = actions.write(call)
+        done = guarded_db.write(call)
         if done.ok:
             self._failing = None
             return done.value  # type: ignore[return-value]  (ok: the call's own value)

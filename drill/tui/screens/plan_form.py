@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static
 
-from drill import actions
+from drill import guarded_db
 from drill.errors import DrillError
 from drill.tui.plain import shown
 from drill.tui.typeahead import TypesAhead
@@ -124,7 +124,7 @@ class PlanFormScreen(TypesAhead, ModalScreen[bool]):
         if services is None:
             self.show_error("Still loading the decks and the database; try again in a moment.")
             return
-        done = actions.write(lambda: services.set_plan(day, role, minutes))
+        done = guarded_db.write(lambda: services.set_plan(day, role, minutes))
         if done.value is None:
             self.show_error(str(done.notice))
             return
@@ -147,6 +147,6 @@ class PlanFormScreen(TypesAhead, ModalScreen[bool]):
             minutes = int(text)
         except ValueError:
             raise DrillError(f"minutes per day {ascii(text)[:40]} is not a whole number") from None
-        today = today_of(self.drill_app.options.now(), self.drill_app.backend.settings)
+        today = today_of(self.drill_app.options.now(), self.drill_app.startup.settings)
         validate_profile(day, role, minutes, today, self.roles)
         return day, role, minutes

@@ -161,14 +161,14 @@ class ReadinessScreen(Screen[None]):
 
 async def compute(slot: ServicesSlot | None) -> tuple[Readiness | None, str]:
     """The figures (in a thread), or None and the one line saying why not."""
-    from drill import actions
+    from drill import guarded_db
     from drill.errors import DrillError
 
     services = await slot.wait() if slot is not None else None
     if services is None:
         return None, "Decks did not load: no readiness to show."
     try:
-        done = await asyncio.to_thread(actions.read, services.readiness)
+        done = await asyncio.to_thread(guarded_db.read, services.readiness)
     except DrillError as error:
         return None, str(error)
     return done.value, done.notice or ""

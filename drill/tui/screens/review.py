@@ -8,7 +8,7 @@ current state (rating an unrevealed card, undo with nothing to undo) are ignored
 
 Longer than the ~350-line guideline because it is one screen with many keys (reveal, rate,
 undo, bury, suspend, more, lab and the return from it), each a few lines of rendering; the
-decisions behind them live in drill.review.session and drill.actions.
+decisions behind them live in drill.review.session and drill.guarded_db.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from drill import actions
+from drill import guarded_db
 from drill.review.ratings import RATING_NAMES
 from drill.text import printable
 from drill.tui.formatting import back_markdown, rating_label
@@ -178,7 +178,7 @@ class ReviewScreen(Screen[None]):
     def _new_session(self, services: Services) -> ReviewSession | None:
         """A session over the loaded services; None (with a notice) when the database cannot
         be read: the card on screen stays, and the next key tries again."""
-        done = actions.read(lambda: services.review_session(self.deck_id))
+        done = guarded_db.read(lambda: services.review_session(self.deck_id))
         if not done.ok:
             self.notify(str(done.notice), severity="error", timeout=8)
         if done.value is not None:
@@ -274,7 +274,7 @@ class ReviewScreen(Screen[None]):
         intervals: dict[int, timedelta] = {}
         session = self.session
         if session is not None:
-            done = actions.read(session.preview_intervals)
+            done = guarded_db.read(session.preview_intervals)
             if not done.ok:  # the ratings still work; only the intervals are missing
                 self.notify(str(done.notice), severity="error", timeout=8)
             intervals = done.value or {}
@@ -336,10 +336,10 @@ class ReviewScreen(Screen[None]):
             return None
         return self.session
 
-    def _saved(self, write: Callable[[], T]) -> actions.Done[T]:
+    def _saved(self, write: Callable[[], T]) -> guarded_db.Done[T]:
         """Run one committing session call; a database failure (say, another copy holding the
         database past the busy timeout) becomes a notice, and the card stays on screen."""
-        done = actions.write(write)
+        done = guarded_db.write(write)
         if not done.ok:
             self.notify(str(done.notice), severity="error", timeout=8)
         return done

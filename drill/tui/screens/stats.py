@@ -90,14 +90,14 @@ class StatsScreen(Screen[None]):
         self.run_worker(self._reload(), exclusive=True, exit_on_error=False)
 
     async def _reload(self) -> None:
-        from drill import actions
+        from drill import guarded_db
 
         if self._load is None:
             self._load = await _loader(self.slot)
             if self._load is None:
                 self.query_one("#stats-summary", Static).update("Decks did not load.")
                 return
-        done = await asyncio.to_thread(actions.read, self._load)
+        done = await asyncio.to_thread(guarded_db.read, self._load)
         if done.value is None:
             self.query_one("#stats-summary", Static).update(shown(done.notice))
             return
@@ -210,7 +210,7 @@ async def _fit_job(slot: ServicesSlot | None) -> Callable[[], FitJob] | None:
 
 async def _loader(slot: ServicesSlot | None) -> Callable[[], Stats] | None:
     """A loader over the services' decks, database and settings (once they have loaded)."""
-    from drill.mock.past import stats_with_rounds
+    from drill.mock.coding.past import stats_with_rounds
 
     services = await slot.wait() if slot is not None else None
     if services is None:
@@ -225,12 +225,12 @@ def open_stats_screen(app: DrillHost, on_painted: Callable[[Stats], None] | None
     computed here (decks not loaded, a database error), the screen says why itself."""
 
     async def compute_then_push() -> None:
-        from drill import actions
+        from drill import guarded_db
 
         load = await _loader(app.slot)
         stats = None
         if load is not None:
-            done = await asyncio.to_thread(actions.read, load)
+            done = await asyncio.to_thread(guarded_db.read, load)
             stats = done.value
         app.push_screen(StatsScreen(load, stats=stats, on_painted=on_painted, slot=app.slot))
 

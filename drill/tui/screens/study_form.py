@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from drill import actions
+from drill import guarded_db
 from drill.review.study import StudyFilter, parse_filter
 from drill.tui.typeahead import TypesAhead
 
@@ -96,7 +96,7 @@ def start_study(
     if services is None:
         app.notify("Still loading the decks; try again in a moment.", timeout=3)
         return False
-    done = actions.read(lambda: services.study_session(chosen))
+    done = guarded_db.read(lambda: services.study_session(chosen))
     session = done.value
     if session is None:
         app.notify(str(done.notice), severity="error", timeout=8)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from drill.cli.main import main
-from drill.tui.backend import invalid_deck_notice
+from drill.tui.startup import invalid_deck_notice
 
 BROKEN = "deck: broken\ncards:\n  - id: x\n"  # no title, and the card has no front or back
 

@@ -180,12 +180,12 @@ def _fake_run_lab(monkeypatch: pytest.MonkeyPatch, status: str, seen: list[str])
     """run_lab replaced by one that sees the history row `running`, then ends with `status`."""
     import trainer_lab.api
     from drill.database import open_app_database
-    from drill.labs.history import LabHistory
+    from drill.labs.runs import LabRuns
     from trainer_lab.result import ended_result
 
     def run_lab(name: str, params: Any, world_size: Any, out_dir: Path, *_a: Any, **_k: Any):
         db = open_app_database()
-        seen.extend(r.status for r in LabHistory(db).runs(lab=name))
+        seen.extend(r.status for r in LabRuns(db).runs(lab=name))
         db.close()
         if status == "interrupt":
             raise KeyboardInterrupt
@@ -196,11 +196,11 @@ def _fake_run_lab(monkeypatch: pytest.MonkeyPatch, status: str, seen: list[str])
 
 def _history_runs() -> list[Any]:
     from drill.database import open_app_database
-    from drill.labs.history import LabHistory
+    from drill.labs.runs import LabRuns
 
     db = open_app_database()
     try:
-        return LabHistory(db).runs()
+        return LabRuns(db).runs()
     finally:
         db.close()
 

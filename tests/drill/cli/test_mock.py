@@ -204,15 +204,15 @@ def test_grade_shows_a_syntax_error_with_file_and_line_and_exits_1(drill_home, t
 
 def test_a_grading_is_listed_in_the_lab_history(drill_home, tmp_path, capsys):
     from drill.database import open_app_database
-    from drill.labs.history import LabHistory
     from drill.labs.overview import LabsOverview
+    from drill.labs.runs import LabRuns
 
     script = tmp_path / "mine.py"
     script.write_text("def main(:\n")
     assert main(["mock", "grade", str(script), "--phase", "skeleton"]) == 1
     db = open_app_database()
     try:
-        [record] = LabHistory(db).runs(lab="mock-coding")
+        [record] = LabRuns(db).runs(lab="mock-coding")
         assert record.status == "failed"
         assert record.summary["failed_checks"] == list(CHECK_NAMES["skeleton"])
         assert record.load_result()["checks"][0]["detail"].startswith("not run: train.py:1:")

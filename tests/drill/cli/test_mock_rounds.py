@@ -5,6 +5,7 @@ wrapped without cutting a word."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from drill.cli.main import build_parser, main
 from tests.support.mock_rounds import coding_rounds
@@ -83,21 +84,21 @@ def test_grade_takes_its_options_before_or_after_the_file():
 
 
 def test_check_details_wrap_between_words(capsys):
-    from drill.cli.mock import _print_checks
+    from drill.cli.mock_grade import print_checks
 
     long_path = "/very/long/" + "x" * 120 + "/ckpt/step_000040.pt"
     detail = "restarted at step 0 although " + long_path + " held step 40 (killed after step 9)"
-    _print_checks([{"name": "restart.resumes", "passed": False, "detail": detail}])
+    print_checks([{"name": "restart.resumes", "passed": False, "detail": detail}])
     out = capsys.readouterr().out
     assert long_path in out.split()  # whole, on a line of its own
     assert " ".join(out.replace("FAIL", "").replace("restart.resumes", "").split()) == detail
 
 
 def test_a_shared_reason_is_printed_once_before_the_checks(capsys):
-    from drill.cli.mock import _print_verdicts
+    from drill.cli.mock_grade import print_verdicts
     from tests.support.coding import hung_grading
 
-    _print_verdicts(hung_grading())
+    print_verdicts(hung_grading())
     out = capsys.readouterr().out
     assert out.count("no rank made progress") == 1
     assert out.startswith("reason 1: run w2: hang: no rank made progress")
@@ -120,3 +121,26 @@ def test_the_readme_lists_every_mock_command():
     for name in set(mock._name_parser_map) - {"play"}:  # play: what `drill mock ROUND` runs
         assert f"\ndrill mock {name}" in readme, name
     assert "\ndrill mock [--minutes N]           the standard round (the coding round)" in readme
+
+
+def test_grade_passes_seed_to_the_grader_and_names_it_in_the_report(
+    drill_home, tmp_path, monkeypatch, capsys
+):
+    from drill.cli import mock_grade
+    from trainer_lab.grading import Grading
+
+    fixture = Path(__file__).parents[1] / "mock" / "coding" / "fixtures"
+    saved = json.loads((fixture / "followups-model-answer.json").read_text())
+    asked: list[dict] = []
+
+    def grade(script, out_dir, phases, **options):
+        asked.append(options)
+        return Grading({**saved, "duration_s": 1.0, "seed": options.get("seed")}, out_dir)
+
+    monkeypatch.setattr(mock_grade, "grade_script", grade)
+    script = tmp_path / "train.py"
+    script.write_text("print('hi')\n")
+    assert main(["mock", "grade", str(script), "--seed", "1234"]) == 0
+    assert asked[0]["seed"] == 1234
+    out = capsys.readouterr().out
+    assert "fault plan: seed 1234 (drill mock grade --seed 1234 reproduces it)" in out

@@ -1,5 +1,6 @@
-"""`drill mock watch`: the loop over drill.mock.watch with its seams (the clock's time source, the
-wait between polls, the grader) replaced, so a 55-minute round runs in no time; ctrl+c is a
+"""`drill mock watch`: the loop over drill.mock.coding.watch with its seams (the clock's time
+source, the wait between polls, the grader) replaced, so a 55-minute round runs in no time;
+ctrl+c is a
 KeyboardInterrupt raised from the wait, as the terminal delivers it."""
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ def test_watch_errors_are_one_line(drill_home, capsys):
 
 
 def test_every_resume_line_names_a_command_the_readme_lists():
-    sources = [Path(mock_watch.__file__), Path(mock_watch.__file__).with_name("mock.py")]
+    names = ("mock_watch.py", "mock.py", "mock_coding.py")
+    sources = [Path(mock_watch.__file__).with_name(name) for name in names]
     commands = {
         m.group(1).split("{")[0].strip()
         for source in sources

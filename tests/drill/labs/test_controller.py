@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,9 @@ from drill.labs.controller import (
     score_outcome,
     suggest_rating,
 )
-from drill.labs.history import LabHistory
+from drill.labs.runs import LabRuns
 from tests.support.lab_fakes import OK_RESULT, FakeRunner
+from tests.support.lab_screens import record_lab_run
 
 
 def test_marking_table() -> None:
@@ -32,7 +34,7 @@ def test_marking_table() -> None:
 def test_score_right_and_wrong(card: Card) -> None:
     right = score_outcome(card, OK_RESULT, Prediction(0, "high"))
     assert right.observed_choice == 0 and right.right is True and right.suggested_rating == 4
-    assert [c.passed for c in right.claims] == [True, True] and right.claims_held
+    assert [c.passed for c in right.claims] == [True, True]
     wrong = score_outcome(card, OK_RESULT, Prediction(1, "medium"))
     assert wrong.right is False and wrong.suggested_rating == 1
 
@@ -85,6 +87,30 @@ def test_controller_streams_and_finishes(card: Card, tmp_path: Path) -> None:
     assert runner.calls == [{"name": "ddp-baseline", "params": {"steps": 4}, "world_size": 2}]
 
 
+def test_controller_says_when_there_is_something_new(tmp_path: Path) -> None:
+    """on_change comes after every log line (none is left unannounced) and once more when the
+    run has finished, so a screen told by it never needs to poll."""
+    runner = FakeRunner()
+    seen: list[tuple[int, bool]] = []  # (lines waiting, finished) at each call
+    told_finished = threading.Event()
+
+    def on_change() -> None:
+        seen.append((len(controller.drain_lines()), controller.finished))
+        if controller.finished:
+            told_finished.set()
+
+    controller = RunController(
+        "ddp-baseline", {}, 2, tmp_path / "run", runner=runner, on_change=on_change
+    )
+    controller.start()
+    assert runner.emitted.wait(10)
+    runner.release.set()
+    assert told_finished.wait(10)
+    assert all(waiting == 1 for waiting, _ in seen[:-1])  # each line announced as it came
+    assert seen[-1] == (0, True)  # then the end, with nothing left unread
+    assert [finished for _, finished in seen].count(True) == 1
+
+
 def test_controller_cancel(tmp_path: Path) -> None:
     runner = FakeRunner()
     controller = RunController("ddp-baseline", {}, 2, tmp_path / "run", runner=runner)
@@ -108,16 +134,11 @@ def test_controller_runner_error_is_an_outcome(tmp_path: Path) -> None:
 
 
 def test_history_roundtrip(db: Any, card: Card, tmp_path: Path) -> None:
-    history = LabHistory(db)
+    history = LabRuns(db)
     started = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
     run_dir = tmp_path / "run"
-    run_id = history.start(
-        "ddp-baseline", {"steps": 4}, 2, run_dir, started, card_id=card.id, deck_id="d",
-        predicted="bit-identical", prediction=Prediction(0, "high"),
-    )  # fmt: skip
-    assert history.get(run_id).status == "running"  # type: ignore[union-attr]
-    outcome = score_outcome(card, OK_RESULT, Prediction(0, "high"))
-    history.finish(run_id, outcome, 2.5)
+    run_id = record_lab_run(db, card, run_dir, started, 2.5, prediction=Prediction(0, "high"),
+                            deck_id="d", predicted="bit-identical")  # fmt: skip
     history.set_rating(run_id, 4)
     [record] = history.runs(card_id=card.id)
     assert (record.status, record.duration_s, record.rating) == ("ok", 2.5, 4)
@@ -133,10 +154,10 @@ def test_history_roundtrip(db: Any, card: Card, tmp_path: Path) -> None:
 
 
 def test_history_closes_interrupted_runs(db: Any, tmp_path: Path) -> None:
-    history = LabHistory(db)
+    history = LabRuns(db)
     now = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
-    mine = history.start("sampler", {}, 2, tmp_path, now)
-    orphaned = history.start("sampler", {}, 2, tmp_path, now)
+    mine = record_lab_run(db, None, tmp_path, now, None)
+    orphaned = record_lab_run(db, None, tmp_path, now, None)
     assert history.close_interrupted(running_ids={mine}) == 1
     assert history.get(orphaned).status == "cancelled"  # type: ignore[union-attr]
     assert history.get(mine).status == "running"  # type: ignore[union-attr]

@@ -17,7 +17,7 @@ import yaml
 import storage.db
 from drill.decks.loader import load_decks
 from drill.decks.models import Card
-from drill.labs.history import LabHistory
+from drill.labs.runs import LabRuns
 from drill.labs.service import NO_DATABASE, FormError, LabRunService, UnknownLab
 from drill.paths import database_path
 from drill.review.scheduler import rate_card
@@ -91,17 +91,17 @@ def test_run_records_scores_and_rates_through_the_scheduler(
     seen_and_due(db, card)
     runner = FakeRunner()
     svc = service(card, db, runner, tmp_path)
-    assert svc.poll() is None and svc.past_runs().value == []
+    assert svc.progress() is None and svc.past_runs().value == []
     started = svc.start(svc.parse("2", [f.text for f in svc.fields()], 0, 2))
     assert started.ok and svc.run_id is not None
-    assert LabHistory(db).get(svc.run_id).status == "running"  # type: ignore[union-attr]
+    assert LabRuns(db).get(svc.run_id).status == "running"  # type: ignore[union-attr]
     assert runner.emitted.wait(10)
-    progress = svc.poll()
+    progress = svc.progress()
     assert progress is not None and progress.running and progress.step == 4
     assert any("step 4" in line for line in progress.lines)
     assert not svc.can_rate
     finish(svc, runner)
-    progress = svc.poll()
+    progress = svc.progress()
     assert progress is not None and progress.finished and progress.status == "ok"
     outcome = svc.outcome
     assert outcome is not None and outcome.right is True and outcome.suggested_rating == 4
@@ -110,7 +110,7 @@ def test_run_records_scores_and_rates_through_the_scheduler(
     assert saved.ok and saved.value == 4 and svc.rated == 4 and not svc.can_rate
     assert rated_now(db) == [(card.id, 4)]
     assert svc.change is not None and svc.change.describe().startswith(f"{card.id}: Easy, due in")
-    [record] = LabHistory(db).runs(card_id=card.id)
+    [record] = LabRuns(db).runs(card_id=card.id)
     assert (record.status, record.rating, record.predicted) == ("ok", 4, "bit-identical")
     assert svc.past_runs().value == []  # this run is left out of its own past runs
 
@@ -233,7 +233,7 @@ def test_wait_stopped_cancels_and_records(card: Card, db: Any, tmp_path: Path) -
     assert runner.emitted.wait(10)
     assert asyncio.run(svc.wait_stopped(10))
     assert svc.finished and svc.outcome is not None and svc.outcome.status == "cancelled"
-    [record] = LabHistory(db).runs(card_id=card.id)
+    [record] = LabRuns(db).runs(card_id=card.id)
     assert record.status == "cancelled" and record.rating is None
 
 

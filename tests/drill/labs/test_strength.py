@@ -102,6 +102,19 @@ def test_a_sabotaged_run_without_observations_breaks_nothing(tmp_path: Path) -> 
     assert report.cards[0].tests_nothing
 
 
+def _printed(report: Any) -> tuple[int, str]:
+    """What `drill verify --strength` prints for `report`, and its exit code."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from drill.cli.verify import _print_strength
+
+    out = StringIO()
+    code = _print_strength(Console(file=out, width=250), report, "1 lab run(s)", 0.0, 0)
+    return code, out.getvalue()
+
+
 def test_a_card_left_no_sabotage_is_listed_apart(tmp_path: Path) -> None:
     # its params fix the lab's only sabotage setting: nothing is left to rerun it under
     card = linked(
@@ -111,7 +124,10 @@ def test_a_card_left_no_sabotage_is_listed_apart(tmp_path: Path) -> None:
         [card], _runner({}), ResultCache(cache_db(tmp_path / "cache"), "v"), tmp_path / "runs"
     )
     assert report.jobs == [] and report.weak == []
-    assert [c.card_id for c in report.no_sabotage] == ["c"]
+    [card_strength] = report.cards
+    assert card_strength.broken_by == {} and not card_strength.skipped_for_device
+    code, out = _printed(report)
+    assert code == 0 and "no sabotage in its lab" in out
 
 
 def _echoes(run: str, expect: list[str], params: dict[str, Any] | None = None) -> list[str]:
@@ -209,7 +225,7 @@ def test_a_card_whose_where_fails_here_is_skipped_for_device_a_weak_cpu_card_sti
     card = alone.cards[0]
     assert card.skipped_for_device and not card.tests_nothing and card.broken_by == {}
     assert card.skipped == {"sabotage=no_grad_sync": "not where device == cuda (device=cpu)"}
-    assert alone.weak == [] and alone.no_sabotage == [] and alone.device_skipped == [card]
+    assert alone.weak == [] and alone.device_skipped == [card]
     code, out = printed(alone)
     assert code == 0, out
     assert "skipped on this device" in out and "TESTS NOTHING" not in out

@@ -218,7 +218,7 @@ def test_held_out_incomplete_or_contradicting_answers_get_no_credit():
         assert not cover(answer, [bullet])[0].covered, (answer, bullet)
 
 
-CHECKPOINT_ITEMS = [  # the 70B follow-up's rubric (drill.mock.followup_table), filled in
+CHECKPOINT_ITEMS = [  # the 70B follow-up's rubric (drill.mock.coding.followup_table), filled in
     "Shards the save: each rank writes its own part (torch.distributed.checkpoint), optionally "
     "async (stage to CPU, write in the background)",
     "Keeps it atomic across many files: metadata or a commit marker written last, and the "

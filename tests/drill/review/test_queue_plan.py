@@ -15,7 +15,7 @@ import pytest
 
 from drill.cli.main import main
 from drill.decks.loader import DeckSet, load_decks
-from drill.mock.past import stats_with_rounds
+from drill.mock.coding.past import stats_with_rounds
 from drill.paths import database_path
 from drill.review.due import first_paint
 from drill.review.queue import planned_review_day, queue_for

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from drill.database import Database, open_app_database
-from drill.labs.history import LabHistory
+from drill.labs.runs import LabRuns
 from drill.runs.log import RunLog
 from drill.runs.recorder import RunRecorder
 from storage.errors import DatabaseError
@@ -28,7 +28,7 @@ def test_a_finished_run_is_recorded_with_its_checks_and_duration(tmp_path: Path)
     recorder.finish_result(result)
     recorder.close()
     db = open_app_database()
-    (run,) = LabHistory(db).runs(lab="resume")
+    (run,) = LabRuns(db).runs(lab="resume")
     db.close()
     assert (run.kind, run.status, run.duration_s, run.world_size) == ("lab", "failed", 4.25, 2)
     assert run.summary["checks_passed"] == 1 and run.summary["failed_checks"] == ["resume_exact"]
@@ -42,7 +42,7 @@ def test_a_result_without_a_duration_takes_the_measured_one(tmp_path: Path) -> N
     recorder.finish_result(ended_result("resume", {}, 2, tmp_path, "cancelled", "cancelled", 0.0))
     recorder.close()
     db = open_app_database()
-    (run,) = LabHistory(db).runs(lab="resume")
+    (run,) = LabRuns(db).runs(lab="resume")
     db.close()
     assert run.status == "cancelled" and run.duration_s is not None and run.duration_s > 0
 

@@ -4,7 +4,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from drill.review.session import SessionStats
-from drill.tui.backend import AppOptions, invalid_deck_notice
 from drill.tui.formatting import (
     back_markdown,
     format_duration,
@@ -13,6 +12,7 @@ from drill.tui.formatting import (
     rating_label,
 )
 from drill.tui.screens.summary import summary_lines
+from drill.tui.startup import AppOptions, invalid_deck_notice
 
 
 def test_format_interval_units() -> None:

@@ -43,7 +43,7 @@ async def test_q_quits_while_a_hostile_folder_is_still_loading(tmp_path: Path) -
     hostile_folder(folder)
     app = DrillApp(AppOptions(deck_dirs=[folder], include_bundled=False, headless=True))
     release, finished = threading.Event(), threading.Event()
-    load = app.backend.load
+    load = app.startup.load
 
     def load_after_release() -> Services:  # the load is still running when q arrives
         release.wait()
@@ -52,7 +52,7 @@ async def test_q_quits_while_a_hostile_folder_is_still_loading(tmp_path: Path) -
         finally:
             finished.set()
 
-    app.backend.load = load_after_release  # type: ignore[method-assign]
+    app.startup.load = load_after_release  # type: ignore[method-assign]
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             home = app.screen

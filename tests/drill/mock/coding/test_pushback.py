@@ -2,8 +2,8 @@
 from the round's full grading and the code it graded (a correct and a broken script are asked
 different things), from the code alone when no grading will come, once per round (a resume
 asks the same), and answered under their own headings in the notes. Fast: gradings are the
-fixtures saved from real ones (tests/drill/mock/fixtures); the lab test at the end grades a
-round's script for real."""
+fixtures saved from real ones (tests/drill/mock/coding/fixtures); the lab test at the end grades
+a round's script for real."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from tests.support.coding_grader import broken_replay_facts
 from trainer_lab.grading import model_answer_source
 from trainer_lab.grading.variants import load_variants
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BROKEN = "sampler-position-not-saved"
 
 

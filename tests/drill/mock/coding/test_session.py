@@ -62,7 +62,7 @@ def test_a_notebook_round_holds_the_notebook_and_reads_train_py_from_it(tmp_path
 
     import nbformat
 
-    from drill.mock.notebook import extract_train_py
+    from drill.mock.coding.notebook import extract_train_py
 
     session = CodingSession.create(tmp_path / "rounds", notebook=True)
     path = session.folder / "round.ipynb"

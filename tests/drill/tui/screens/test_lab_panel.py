@@ -72,9 +72,9 @@ async def test_predict_run_stream_score_accept(card: Card, db: Any, tmp_path: Pa
                                             "sabotage": "none"}, "world_size": 2}
     ]  # fmt: skip
     assert ratings_after_seed(db) == [(card.id, 4)]
-    from drill.labs.history import LabHistory
+    from drill.labs.runs import LabRuns
 
-    [record] = LabHistory(db).runs(card_id=card.id)
+    [record] = LabRuns(db).runs(card_id=card.id)
     assert (record.status, record.rating, record.suggested_rating) == ("ok", 4, 4)
     assert record.predicted == "bit-identical" and record.prediction_right is True
     assert (record.run_dir / "result.json").exists()
@@ -134,9 +134,9 @@ async def test_escape_cancels_and_stays_then_leaves(card: Card, db: Any, tmp_pat
         assert any("step 4" in line.text for line in log.lines)  # the partial log stays
         await pilot.press("escape")  # then leaves
         await until(pilot, lambda: app.dismissed == [None])
-    from drill.labs.history import LabHistory
+    from drill.labs.runs import LabRuns
 
-    [record] = LabHistory(db).runs(card_id=card.id)
+    [record] = LabRuns(db).runs(card_id=card.id)
     assert record.status == "cancelled" and record.rating is None
     assert review_ratings(db) == []
 

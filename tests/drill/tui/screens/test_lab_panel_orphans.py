@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from drill.decks.models import Card
-from drill.labs.history import LabHistory
+from drill.labs.runs import LabRuns
 from drill.labs.service import LabRunService
 from drill.tui.screens.lab_panel import LabPanelScreen
 from tests.support.lab_fakes import Event
@@ -74,7 +74,7 @@ async def test_quit_during_run_leaves_no_process(card: Card, db: Any, tmp_path: 
         assert len(pids) == 2 and all(is_alive(pid) for pid in pids)
         await pilot.press("ctrl+q")  # quit the whole app mid-run
     assert [pid for pid in pids if is_alive(pid)] == []
-    [record] = LabHistory(db).runs(card_id=card.id)
+    [record] = LabRuns(db).runs(card_id=card.id)
     assert record.status == "cancelled"
 
 
@@ -104,7 +104,7 @@ async def test_quit_drill_app_during_run(home: Path, card: Card, tmp_path: Path)
     assert [pid for pid in pids if is_alive(pid)] == []
     db = open_database(database_path())
     try:
-        [record] = LabHistory(db).runs(card_id=card.id)
+        [record] = LabRuns(db).runs(card_id=card.id)
     finally:
         db.close()
     assert record.status == "cancelled" and record.predicted == "slightly different"

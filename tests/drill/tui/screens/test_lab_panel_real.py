@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import RichLog
 
 from drill.decks.models import Card
-from drill.labs.history import LabHistory
+from drill.labs.runs import LabRuns
 from drill.labs.service import LabRunService
 from drill.tui.screens.lab_panel import LabPanelScreen
 from tests.support.pilot import HostApp, choose, run_async, text_of, until
@@ -33,7 +33,7 @@ async def test_real_ddp_baseline_from_the_panel(card: Card, db: Any, tmp_path: P
     assert "Observed:      bit-identical" in outcome and "Suggested rating: Easy (4)" in outcome
     assert "✓ held  weights_identical_across_ranks == true" in outcome
     assert any("launching ddp-baseline on 2 ranks" in line for line in log_lines)
-    [record] = LabHistory(db).runs(card_id=card.id)
+    [record] = LabRuns(db).runs(card_id=card.id)
     assert record.status == "ok" and record.summary["checks_passed"] == 4
     assert (record.run_dir / "events-rank1.jsonl").exists()
     result = record.load_result()

@@ -10,28 +10,25 @@ from typing import Any
 from textual.widgets import DataTable, OptionList
 
 from drill.decks.loader import load_decks
-from drill.labs.controller import score_outcome
-from drill.labs.history import LabHistory
+from drill.labs.runs import LabRuns
 from drill.tui.screens.lab_panel import LabPanelScreen
 from drill.tui.screens.lab_results import LabResultsScreen
 from drill.tui.screens.labs import LabsScreen
 from tests.support.lab_fakes import OK_RESULT, FakeRunner
 from tests.support.lab_screens import one_card_decks as _deck
+from tests.support.lab_screens import record_lab_run
 from tests.support.pilot import HostApp, run_async, until
 from tests.support.services import slot_for
 from trainer_lab.catalogue import CATALOGUE
 
 
-def _one_past_run(db: Any, card: Any, tmp_path: Path) -> LabHistory:
+def _one_past_run(db: Any, card: Any, tmp_path: Path) -> LabRuns:
     """A finished ddp-baseline run of `card` on 2026-03-09 08:30, in the history."""
-    history = LabHistory(db)
     old_dir = tmp_path / "old-run"
     old_dir.mkdir()
     (old_dir / "result.json").write_text(json.dumps(OK_RESULT))
-    started = datetime(2026, 3, 9, 8, 30, tzinfo=UTC)
-    old = history.start("ddp-baseline", {"steps": 4}, 2, old_dir, started, card_id=card.id)
-    history.finish(old, score_outcome(card, OK_RESULT, None), 6.25)
-    return history
+    record_lab_run(db, card, old_dir, datetime(2026, 3, 9, 8, 30, tzinfo=UTC))
+    return LabRuns(db)
 
 
 @run_async
@@ -81,13 +78,10 @@ async def test_labs_screen_lists_reopens_and_runs(db: Any, card: Any, tmp_path: 
 
 @run_async
 async def test_tab_reaches_past_runs_and_enter_opens_the_first_run(db: Any, tmp_path: Path) -> None:
-    history = LabHistory(db)
     run_dir = tmp_path / "old-run"
     run_dir.mkdir()
     (run_dir / "result.json").write_text(json.dumps(OK_RESULT))
-    started = datetime(2026, 3, 9, 8, 30, tzinfo=UTC)
-    record = history.start("ddp-baseline", {"steps": 4}, 2, run_dir, started)
-    history.finish(record, score_outcome(None, OK_RESULT, None), 6.25)
+    record_lab_run(db, None, run_dir, datetime(2026, 3, 9, 8, 30, tzinfo=UTC))
     screen = LabsScreen(slot_for(None, db), runs_root=tmp_path / "runs")
     app = HostApp(screen)
     async with app.run_test(size=(120, 40)) as pilot:

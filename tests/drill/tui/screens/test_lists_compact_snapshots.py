@@ -14,12 +14,11 @@ from textual.pilot import Pilot
 
 from drill.database import open_app_database as open_database
 from drill.decks.loader import load_decks
-from drill.labs.controller import score_outcome
-from drill.labs.history import LabHistory
 from drill.tui.screens.exercises import ExercisesScreen
 from drill.tui.screens.labs import LabsScreen
 from drill.tui.screens.mock_picker import MockPickerScreen
 from tests.support.lab_fakes import CARD_YAML, OK_RESULT
+from tests.support.lab_screens import record_lab_run
 from tests.support.pilot import HostApp
 from tests.support.services import slot_for
 
@@ -40,10 +39,7 @@ def test_labs_list(snap_compare, db: Any, card: Any, tmp_path: Path, size) -> No
     old_dir = tmp_path / "old-run"
     old_dir.mkdir()
     (old_dir / "result.json").write_text(json.dumps(OK_RESULT))
-    history = LabHistory(db)
-    started = datetime(2026, 3, 9, 8, 30, tzinfo=UTC)
-    old = history.start("ddp-baseline", {"steps": 4}, 2, old_dir, started, card_id=card.id)
-    history.finish(old, score_outcome(card, OK_RESULT, None), 6.25)
+    record_lab_run(db, card, old_dir, datetime(2026, 3, 9, 8, 30, tzinfo=UTC))
     decks = load_decks([decks_dir], include_bundled=False)
     app = HostApp(LabsScreen(slot_for(decks, db), runs_root=tmp_path / "runs"))
     assert snap_compare(app, terminal_size=size, run_before=settle)

@@ -14,9 +14,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
 from drill.cli.main import main
-from drill.mock.coding.session import CODING_PHASES, CodingSession
-from drill.mock.errors import MockError
-from drill.mock.notebook import (
+from drill.mock.coding.notebook import (
     MAX_NOTEBOOK_BYTES,
     RUN_COMMAND,
     contract_sections,
@@ -24,6 +22,8 @@ from drill.mock.notebook import (
     find_train_cell,
     write_round_notebook,
 )
+from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.errors import MockError
 from trainer_lab.grading import CHECK_NAMES, CONTRACT, PHASES, dataset_source, starter_source
 
 BROKEN = "import torch\n\ndef main(:\n    pass\n"  # fails every check without a run
@@ -378,8 +378,8 @@ def _write_notes_cell(path, text):
 
 
 def test_the_notes_cell_is_the_rounds_notes_once_written(tmp_path):
+    from drill.mock.coding.notebook import notes_cell_text
     from drill.mock.coding.pushback import question_block
-    from drill.mock.notebook import notes_cell_text
 
     session = CodingSession.create(tmp_path / "rounds", notebook=True)
     path = session.notebook_path
@@ -397,8 +397,8 @@ def test_the_notes_cell_is_the_rounds_notes_once_written(tmp_path):
     assert "from the app" not in notes
 
     # the follow-ups come as the notebook's last cell; the answers written there count
+    from drill.mock.coding.notebook import append_follow_ups
     from drill.mock.coding.pushback import answers
-    from drill.mock.notebook import append_follow_ups
 
     session.save(notes=question_block([{"question": "In notes.md?", "source_check": "x"}]))
     block = question_block([{"question": "Why step 0?", "source_check": "failed"}])
@@ -417,7 +417,7 @@ def test_the_notes_cell_is_the_rounds_notes_once_written(tmp_path):
 
 
 def test_a_save_between_reading_and_writing_the_notebook_is_kept(tmp_path, monkeypatch):
-    import drill.mock.notebook as module
+    import drill.mock.coding.notebook as module
     from drill.mock.coding.pushback import question_block
 
     session = CodingSession.create(tmp_path / "rounds", notebook=True)
@@ -449,7 +449,7 @@ def test_a_broken_notebook_leaves_the_notes_in_notes_md(tmp_path):
 
 
 def test_the_notes_cell_is_found_by_its_heading_when_its_id_changed(tmp_path):
-    from drill.mock.notebook import notes_cell_text
+    from drill.mock.coding.notebook import notes_cell_text
 
     path = notebook_file(
         tmp_path / "n.ipynb",

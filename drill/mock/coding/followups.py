@@ -9,7 +9,7 @@ of that run (which rank was killed after which step, where the relaunch started,
 fetched); a phase whose checks all held asks a harder what-if about the script's own design
 (its optimizer class, how and by whom it saves, the phase names it logs). When fewer than three
 phases gave evidence (a partial grading), what-ifs asked from the code alone fill up to three.
-The templates, rubrics and card ids are one table: drill.mock.followup_table.
+The templates, rubrics and card ids are one table: drill.mock.coding.followup_table.
 
 The source is read, never run: `ast` finds the optimizer class constructed, the save call
 (torch.save, torch.distributed.checkpoint), whether a rank-0 guard wraps it, a rename after it,
@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from drill.mock.followup_table import (
+from drill.mock.coding.followup_table import (
     FAILED,
     GATE_NO_OPTIMIZER_STEP,
     GATE_NOT_COMPILED,

@@ -16,7 +16,7 @@ import pytest
 from nbclient import NotebookClient
 
 from drill.cli.main import main
-from drill.mock.notebook import RUN_COMMAND, STEPS, extract_train_py, write_round_notebook
+from drill.mock.coding.notebook import RUN_COMMAND, STEPS, extract_train_py, write_round_notebook
 from trainer_lab.grading import model_answer_source
 
 pytestmark = pytest.mark.lab

@@ -1,11 +1,11 @@
-"""Follow-up questions from a grading's evidence and the script's code (drill.mock.followups) and
-`drill mock followups FILE`. Fast: gradings are fixtures saved from real ones (the model answer
+"""Follow-up questions from a grading's evidence and the script's code
+(drill.mock.coding.followups) and `drill mock followups FILE`. Fast: gradings are fixtures saved
+from real ones (the model answer
 and its sampler-position-not-saved variant, every phase); the lab test at the end grades both
 for real and checks that the fixtures still have the real shape."""
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import re
@@ -21,8 +21,8 @@ import yaml
 import drill.cli.main as cli_main
 from decks import bundled_deck_paths
 from drill.cli import mock as mock_cli
-from drill.cli import mock_followups
-from drill.mock.followup_table import (
+from drill.cli import mock_followups, mock_grade
+from drill.mock.coding.followup_table import (
     FACT_KEYS,
     FAILED,
     GATE_NO_OPTIMIZER_STEP,
@@ -31,7 +31,7 @@ from drill.mock.followup_table import (
     WHAT_IF,
     WHAT_IF_ORDER,
 )
-from drill.mock.followups import (
+from drill.mock.coding.followups import (
     FAILED_KIND,
     FROM_CODE_KIND,
     WHAT_IF_KIND,
@@ -497,16 +497,14 @@ def drill(monkeypatch):
 
 @pytest.fixture
 def fake_grade(monkeypatch):
-    """cmd_grade printing a saved grading (as `drill mock grade --json` prints one)."""
-    calls: list[argparse.Namespace] = []
+    """The grader giving a saved grading (as trainer_lab's would), recording what it was asked."""
+    calls: list[dict[str, Any]] = []
 
-    def grade(args: argparse.Namespace) -> int:
-        calls.append(args)
-        result = fixture(BROKEN if Path(args.file).name == "broken.py" else "model-answer")
-        print(json.dumps(result, indent=1))
-        return 0 if result["status"] == "ok" else 1
+    def grade(script, out_dir, phases, **options):
+        calls.append({"script": script, "phases": list(phases), **options})
+        return fixture(BROKEN if Path(script).name == "broken.py" else "model-answer")
 
-    monkeypatch.setattr(mock_cli, "cmd_grade", grade)
+    monkeypatch.setattr(mock_grade, "grade_script", grade)
     return calls
 
 
@@ -515,7 +513,7 @@ def test_followups_json_prints_the_questions(drill, fake_grade, tmp_path, capsys
     script.write_text(variant_source(BROKEN))
     assert drill(["mock", "followups", str(script), "--json", "--phase", "restart"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert fake_grade[0].json is True and fake_grade[0].phase == ["restart"]
+    assert fake_grade[0]["phases"] == ["restart"] and "on_progress" not in fake_grade[0]
     assert out["status"] == "failed" and out["checks_passed"] == 13
     assert 3 <= len(out["followups"]) <= 5
     first = out["followups"][0]
@@ -564,7 +562,8 @@ def test_followups_help_explains(drill, capsys):
 
 def test_the_command_and_the_domain_import_nothing_heavy():
     code = (
-        "import sys, json, drill.mock.followups, drill.cli.mock_followups; heavy = ('torch', "
+        "import sys, json, drill.mock.coding.followups, drill.cli.mock_followups; "
+        "heavy = ('torch', "
         "'numpy', 'sqlmodel', 'textual', 'rich', 'yaml', 'pydantic'); "
         "print(json.dumps([m for m in heavy if m in sys.modules]))"
     )

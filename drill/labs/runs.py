@@ -1,4 +1,4 @@
-"""The lab history: the run log's lab runs (kind "lab", and the coding-round gradings recorded as
+"""The lab runs: the run log's lab runs (kind "lab", and the coding-round gradings recorded as
 lab "mock-coding", kind "coding"), as the Labs screen, the lab panel and `drill lab` read them.
 
 A row is written `running` when a run starts and completed when it ends, by the one recorder
@@ -9,18 +9,15 @@ are closed as `cancelled` by `close_interrupted()`.
 
 from __future__ import annotations
 
-from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drill.labs.controller import LabOutcome, Prediction
+from drill.labs.controller import LabOutcome
 from drill.runs.log import CODING, LAB, RunLog, RunRecord, summarize_result
-from drill.runs.recorder import finish_run, start_run
 
 if TYPE_CHECKING:
     from storage.db import Database
 
-__all__ = ["LAB_KINDS", "LabHistory", "RunRecord", "summarize"]
+__all__ = ["LAB_KINDS", "LabRuns", "RunRecord", "summarize"]
 
 LAB_KINDS = (LAB, CODING)
 
@@ -35,34 +32,12 @@ def summarize(outcome: LabOutcome) -> dict[str, Any]:
     )
 
 
-class LabHistory:
+class LabRuns:
     """Lab runs in the run log; each call is one short transaction."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self.log = RunLog(db)
-
-    def start(
-        self,
-        lab: str,
-        params: dict[str, Any],
-        world_size: int,
-        run_dir: Path,
-        started_at: datetime,
-        *,
-        card_id: str | None = None,
-        deck_id: str | None = None,
-        predicted: str | None = None,
-        prediction: Prediction | None = None,
-    ) -> int:
-        return start_run(self.db, LAB, lab, params, world_size, run_dir, started_at,
-                         card_id=card_id, deck_id=deck_id, predicted=predicted,
-                         certainty=prediction.certainty if prediction else None)  # fmt: skip
-
-    def finish(self, run_id: int, outcome: LabOutcome, duration_s: float) -> None:
-        finish_run(self.db, run_id, outcome.status, duration_s, summarize(outcome),
-                   prediction_right=outcome.right,
-                   suggested_rating=outcome.suggested_rating)  # fmt: skip
 
     def set_rating(self, run_id: int, rating: int) -> None:
         self.log.set_rating(run_id, rating)

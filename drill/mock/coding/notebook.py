@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drill.files import FileRefused, read_regular
+from drill.mock.coding.phases import CODING_PHASES, ROUND, STANDARD_PHASE
 from drill.mock.errors import MockError
 from drill.text import printable
 from trainer_lab.grading import (
@@ -95,8 +96,6 @@ def phase_length(minutes: float, scale: float = 1.0) -> str:
 
 
 def _phase_cells(notebook_name: str, scale: float = 1.0) -> list[tuple[str, str]]:
-    from drill.mock.coding.session import CODING_PHASES
-    from drill.mock.coding.talk import ROUND, STANDARD_PHASE
     from drill.mock.loader import find_round
 
     standard = {p.id: p for p in find_round(ROUND).phases}
@@ -125,7 +124,6 @@ def _phase_cells(notebook_name: str, scale: float = 1.0) -> list[tuple[str, str]
 
 
 def _notes_text() -> str:
-    from drill.mock.coding.session import CODING_PHASES
 
     heads = "\n\n".join(f"### {p.title}" for p in CODING_PHASES)
     return f"## Notes (talk track)\n\nWhat you would say in each phase.\n\n{heads}\n"

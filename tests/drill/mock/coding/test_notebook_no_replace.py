@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from drill.cli.main import main
-from drill.mock import notebook
+from drill.mock.coding import notebook
 from tests.support.hostile_files import plant
 from trainer_lab.grading import dataset_source
 

@@ -1,9 +1,9 @@
-"""What the TUI needs from the domain layer, in two speeds.
+"""How the TUI starts: the first paint from a light read, then the services load.
 
-`Backend.first_paint()` is the light read path (deck cache + a read-only schedule snapshot):
-enough to paint the home screen and the first review card. `Backend.load()` builds the app's
+`Startup.first_paint()` is the light read path (deck cache + a read-only schedule snapshot):
+enough to paint the home screen and the first review card. `Startup.load()` builds the app's
 services (drill.services: validated decks, the database, the services over them); the app runs
-it in a worker thread after the first paint and screens wait on `Backend.slot`. Review
+it in a worker thread after the first paint and screens wait on `Startup.slot`. Review
 sessions and every write need the services. No widget imports here.
 """
 
@@ -47,7 +47,7 @@ class AppOptions:
         return cls(deck_dirs=[Path(d) for d in decks])
 
 
-class Backend:
+class Startup:
     """The light read (first paint) and the one load that builds the app's services."""
 
     def __init__(self, options: AppOptions) -> None:

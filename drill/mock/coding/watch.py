@@ -1,7 +1,8 @@
 """A headless clock for a coding round (`drill mock watch`): the round's phase clock, each save of
 train.py (or of round.ipynb in a notebook round) seen by polling its modification time, and at
-each phase's end that phase's grader phases graded and their verdicts given as lines. Entering
-the pushback phase grades everything and asks the interviewer's follow-ups about the code
+a phase's end what the round's clock rules say (drill.mock.coding.rules) done and told as lines:
+the ended phase's grader phases graded (drill.mock.coding.conductor). Entering the pushback
+phase grades everything and asks the interviewer's follow-ups about the code
 (drill.mock.coding.pushback), appended under ## Q headings to answer there (to notes.md, in a
 notebook round as a cell of the notebook); the end
 grades everything again unless train.py is unchanged since (drill.mock.coding.regrade). A
@@ -23,50 +24,38 @@ round with a fake clock and a fake grader. The CLI (drill/cli/mock_watch.py) loo
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from drill.mock.clock import Event, PhaseAdvanced, RoundClock, RoundFinished, Status
-from drill.mock.coding.regrade import end_grading_text, remember_source, unchanged_full_grading
-from drill.mock.coding.session import CODING_PHASES, CodingSession
-from drill.mock.coding.stretch import Stretch, contract, next_chosen
+from drill.mock.clock import RoundClock, Status
+from drill.mock.coding.conductor import Grader, Record, RoundGrading, grade_round
+from drill.mock.coding.notebook import append_follow_ups
+from drill.mock.coding.phases import CODING_PHASES
+from drill.mock.coding.pushback import has_block, pushback_questions, question_block
+from drill.mock.coding.rules import (
+    Effect,
+    Grade,
+    PhasesEnded,
+    Pushback,
+    RoundConductor,
+    RoundOver,
+    StretchOver,
+    StretchStarted,
+)
+from drill.mock.coding.session import CodingSession
+from drill.mock.coding.stretch import contract
+from drill.mock.errors import MockError
 from drill.mock.report import clock as fmt_clock
-from drill.paths import new_numbered_dir
+from drill.runs.checklist import CheckList, plain_lines
 from drill.text import printable
-from trainer_lab.usercode.verdict import shared_reasons
 
-# grade(script, out_dir, phases) -> the grading's result.json as a mapping (trainer_lab.grading)
-Grade = Callable[[Path, Path, tuple[str, ...]], Mapping[str, Any]]
-# record(result, out_dir): after each grading (the run log; a failure is the callee's notice)
-Record = Callable[[Mapping[str, Any], Path], Iterable[str]]
-GRADES_DIR = "grades"
-ALL_GRADER_PHASES = CODING_PHASES[-1].grades
-PUSHBACK = len(CODING_PHASES) - 1
+__all__ = ["Grader", "Record", "RoundWatch", "verdict_lines"]
 
 
-def _grader_phases(ended: Iterable[int]) -> tuple[str, ...]:
-    """The grader phases of the round phases that ended, each once, in the contract's order."""
-    wanted = {g for i in ended for g in CODING_PHASES[i].grades}
-    return tuple(g for g in CODING_PHASES[-1].grades if g in wanted)
-
-
-def verdict_lines(result: Mapping[str, Any]) -> list[str]:
+def verdict_lines(result: Any) -> list[str]:
     """A grading's checks as lines: a reason several checks share once (with the checks it
     affects), then PASS/FAIL, the check, its evidence; then the count."""
-    reasons, checks = shared_reasons(result)
-    width = max((len(c["name"]) for c in checks), default=0)
-    lines = []
-    for reason in reasons:
-        lines.append(printable(f"  {reason.label}: {' '.join(reason.text.split())}"))
-        lines.append(printable(f"    {reason.affects}"))
-    for check in checks:
-        verdict = "PASS" if check.get("passed") else "FAIL"
-        detail = " ".join(str(check.get("detail", "")).split())
-        lines.append(printable(f"  {verdict}  {check.get('name', '')!s:<{width}}  {detail}"))
-    held = sum(1 for c in checks if c.get("passed"))
-    lines.append(f"  {held}/{len(checks)} checks hold")
-    return lines
+    return plain_lines(CheckList.of(result))
 
 
 class RoundWatch:
@@ -76,7 +65,7 @@ class RoundWatch:
         self,
         session: CodingSession,
         *,
-        grade: Grade,
+        grade: Grader,
         record: Record | None = None,
         feed_back: Callable[[CodingSession], Iterable[str]] | None = None,
     ) -> None:
@@ -86,18 +75,22 @@ class RoundWatch:
         self.feed_back = feed_back
         self.watched = session.notebook_path or session.script
         self._stamp = self._mtime()
-        self.stretch = Stretch.current(session)  # a stretch phase after the round, when running
+        self.rules = RoundConductor(session)
 
     # --- reading -------------------------------------------------------------------------------
     @property
+    def stretch(self) -> Any:  # -> Stretch | None: the stretch phase after the round, if running
+        return self.rules.stretch
+
+    @property
     def finished(self) -> bool:
         """The round is over and no stretch phase runs."""
-        return self.session.finished and self.stretch is None
+        return self.rules.over
 
     @property
     def clock(self) -> RoundClock:
         """The clock that runs now: the stretch phase's while one runs, else the round's."""
-        return self.stretch.clock if self.stretch is not None else self.session.clock
+        return self.rules.clock
 
     def status_line(self, *, seconds: bool = True) -> str:
         """ "Phase 2/5 Distributed lift · 12:04 left · total 37:04 left" (minutes only without
@@ -141,8 +134,8 @@ class RoundWatch:
         """Charge the time since the last step; report saves seen and grade the phases that
         ended (the round's end grades everything)."""
         lines = self._saves()
-        events = self.clock.tick()
-        lines += self._after_stretch(events) if self.stretch is not None else self._after(events)
+        for effect in self.rules.react(self.clock.tick()):
+            lines += self._apply(effect)
         return lines
 
     def pause(self) -> None:
@@ -151,8 +144,8 @@ class RoundWatch:
         self._save()
 
     def _save(self) -> None:
-        if self.stretch is not None:
-            self.stretch.save()
+        if self.rules.stretch is not None:
+            self.rules.stretch.save()
         else:
             self.session.save()
 
@@ -178,62 +171,42 @@ class RoundWatch:
         lines = len(self.session.code().splitlines())
         return [f"Saved: {self.watched.name} -> train.py ({lines} lines)"]
 
-    def _after(self, events: list[Event]) -> list[str]:
-        ended = [e.previous for e in events if isinstance(e, PhaseAdvanced)]
-        finished = any(isinstance(e, RoundFinished) for e in events)
-        if finished:
-            ended.append(self.session.clock.phase)
-        if not ended:
-            return []
-        for index in ended:
-            self.session.snapshot(index)
-        self.session.save()
-        lines = []
-        for index in ended:
-            lines.append(f"Phase {index + 1} ended: {CODING_PHASES[index].title}")
-        pushback = not finished and self.session.clock.phase == PUSHBACK
-        if finished:
-            lines.append(f"Time is up: the round is over: {end_grading_text(self.session)}.")
-        elif pushback:
-            lines.append("Pushback: grading everything; the follow-up questions come from it.")
-        phases = _grader_phases(range(len(CODING_PHASES)) if finished or pushback else ended)
-        if phases:
-            lines += self._grade(phases)
-        if pushback:
-            lines += self._ask()
-        if finished and self.feed_back is not None:
-            fed = list(self.feed_back(self.session))  # one line per card: what changed
-            if fed:
-                lines += ["Fed back to review:", *(f"  {line}" for line in fed)]
-        if finished:
-            lines += self._next_chosen()
-        return lines
+    def _apply(self, effect: Effect) -> list[str]:
+        """An effect of the round's clock rules, done here and told as lines."""
+        if isinstance(effect, PhasesEnded):
+            return [f"Phase {i + 1} ended: {CODING_PHASES[i].title}" for i in effect.phases]
+        if isinstance(effect, RoundOver):
+            return [f"Time is up: the round is over: {effect.grading}."]
+        if isinstance(effect, Pushback):
+            lines = ["Pushback: grading everything; the follow-up questions come from it."]
+            return lines + self._grade(effect.phases) + self._ask()
+        if isinstance(effect, Grade):
+            lines = self._grade(effect.phases)
+            return lines + (self._fed_back() if effect.feed_back else [])
+        if isinstance(effect, StretchOver):
+            return [f"Stretch phase over: {effect.title}"]
+        if isinstance(effect, StretchStarted):
+            return self._stretch_started()
+        return []  # an alarm: the status line says it
 
-    def _next_chosen(self) -> list[str]:
-        """Start the next stretch phase chosen up front, when one is left: its contract."""
-        phase_id = next_chosen(self.session)
-        if phase_id is None:
-            return []
-        self.stretch = Stretch.start(self.session, phase_id)
-        minutes = fmt_clock(self.stretch.clock.phase_remaining_s())
-        head = f"Stretch phase (chosen up front): {self.stretch.title}, {minutes} on its clock"
-        return [printable(line) for line in (head, *contract(phase_id).splitlines())]
+    def _stretch_started(self) -> list[str]:
+        """The stretch phase chosen up front that starts now: its contract."""
+        stretch = self.rules.stretch
+        assert stretch is not None
+        minutes = fmt_clock(stretch.clock.phase_remaining_s())
+        head = f"Stretch phase (chosen up front): {stretch.title}, {minutes} on its clock"
+        return [printable(line) for line in (head, *contract(stretch.phase_id).splitlines())]
 
-    def _after_stretch(self, events: list[Event]) -> list[str]:
-        stretch = self.stretch
-        if stretch is None or not any(isinstance(e, RoundFinished) for e in events):
+    def _fed_back(self) -> list[str]:
+        if self.feed_back is None:
             return []
-        stretch.end()  # saved as done, with its code
-        self.stretch = None
-        lines = [f"Stretch phase over: {stretch.title}", *self._grade((stretch.phase_id,))]
-        return lines + self._next_chosen()
+        fed = list(self.feed_back(self.session))  # one line per card: what changed
+        return ["Fed back to review:", *(f"  {line}" for line in fed)] if fed else []
 
     def _ask(self) -> list[str]:
         """The pushback's follow-ups (from the full grading's evidence, else from the code),
         appended once under their ## Q headings (to notes.md; in a notebook round as the
         notebook's last cell, the notebook the user has open), and printed."""
-        from drill.mock.coding.pushback import has_block, pushback_questions, question_block
-
         questions = pushback_questions(self.session, from_code=True)
         if not questions:
             return []
@@ -243,9 +216,6 @@ class RoundWatch:
                   for i, q in enumerate(questions, 1)]  # fmt: skip
         notebook = self.session.notebook_path
         if notebook is not None:  # the notebook the user is looking at: the one place
-            from drill.mock.errors import MockError
-            from drill.mock.notebook import append_follow_ups
-
             try:
                 append_follow_ups(notebook, question_block(questions))
             except MockError as error:
@@ -267,25 +237,18 @@ class RoundWatch:
         return [printable(line) for line in lines]
 
     def _grade(self, phases: tuple[str, ...]) -> list[str]:
-        lines = [f"Grading {', '.join(phases)} ..."]
-        if self.session.notebook_path is not None:  # the notebook as last saved is graded
-            problem = self.session.sync_from_notebook()
-            if problem:
-                lines.append(printable(f"Notebook not read: {problem}"))
-        if self.session.finished and set(phases) == set(ALL_GRADER_PHASES):
-            reused = unchanged_full_grading(self.session)
-            if reused is not None:  # the pushback's grading ran this very file
-                number, result = reused
-                lines[0] = f"train.py is unchanged since grading {number}: its verdicts stand."
-                return lines + verdict_lines(result)
-        source = self.session.code()
-        try:
-            out_dir = new_numbered_dir(self.session.folder / GRADES_DIR)  # this grading's alone
-            result = self.grade(self.session.script, out_dir, phases)
-        except Exception as error:  # the user's file or the grader: a line, and the clock goes on
-            return [*lines, printable(f"Grading failed: {type(error).__name__}: {error}")]
-        remember_source(out_dir, source)
-        lines += verdict_lines(result)
-        if self.record is not None:
-            lines += [printable(line) for line in self.record(result, out_dir)]
-        return lines
+        graded = grade_round(self.session, phases, grader=self.grade, record=self.record)
+        return grading_lines(graded)
+
+
+def grading_lines(graded: RoundGrading) -> list[str]:
+    """A round's grading told as lines: what ran (or stands), then its verdicts."""
+    lines = [f"Grading {', '.join(graded.phases)} ..."]
+    if graded.notebook_problem:
+        lines.append(printable(f"Notebook not read: {graded.notebook_problem}"))
+    if graded.error is not None:
+        return [*lines, printable(f"Grading failed: {graded.error}")]
+    if graded.reused:
+        lines[0] = f"train.py is unchanged since grading {graded.number}: its verdicts stand."
+    lines += verdict_lines(graded.result)
+    return lines + [printable(line) for line in graded.notices]

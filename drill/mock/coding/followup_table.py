@@ -1,10 +1,10 @@
 """The follow-up questions' one data table: per failed check, and per grader phase that held, the
 question template, the rubric a good answer states and the review cards it links to.
 
-drill.mock.followups picks the entries for a grading and fills the `{placeholders}` with the facts
-of that run and that script (FACT_KEYS names every one; a test formats each template with them and
-checks that every card id exists in the bundled decks). Templates are str.format text: a fact the
-run did not show reads as a neutral phrase, never as a missing value.
+drill.mock.coding.followups picks the entries for a grading and fills the `{placeholders}` with
+the facts of that run and that script (FACT_KEYS names every one; a test formats each template
+with them and checks that every card id exists in the bundled decks). Templates are str.format
+text: a fact the run did not show reads as a neutral phrase, never as a missing value.
 
 - FAILED: check name -> the question a failed check asks, quoting its evidence ({evidence}); the
   rubric gets the grader's likely cause in front of it when there is one. GATE_* and HANG replace
@@ -28,7 +28,8 @@ class Template(NamedTuple):
     lead: str = ""  # WHAT_IF only: what the grading showed; left out when the phase did not hold
 
 
-# The facts drill.mock.followups fills in (every placeholder of every template is one of these).
+# The facts drill.mock.coding.followups fills in (every placeholder of every template is one of
+# these).
 FACT_KEYS = frozenset(
     {
         # from the grading

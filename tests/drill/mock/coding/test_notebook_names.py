@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from drill.cli.main import main
-from drill.mock import notebook
+from drill.mock.coding import notebook
 
 
 def test_a_non_utf8_name_is_written_and_shown_with_a_replacement_character(

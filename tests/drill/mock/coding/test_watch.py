@@ -1,5 +1,5 @@
-"""drill.mock.watch: a coding round's clock without a screen, on a fake clock and a fake grader
-(the real grader is trainer_lab's; here it records what it was asked to grade and the code it
+"""drill.mock.coding.watch: a coding round's clock without a screen, on a fake clock and a fake
+grader (the real grader is trainer_lab's; here it records what it was asked to grade and the code it
 would have run)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from drill.mock.clock import Status
 from drill.mock.coding.session import CODING_PHASES, CodingSession
-from drill.mock.watch import RoundWatch, verdict_lines
+from drill.mock.coding.watch import RoundWatch, verdict_lines
 from tests.support.clocks import FakeClock
 from tests.support.coding_grader import broken_replay_facts
 
