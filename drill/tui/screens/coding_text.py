@@ -8,6 +8,7 @@ import re
 
 from textual.content import Content
 
+from drill.runs.checklist import CheckList
 from drill.tui.plain import joined
 
 
@@ -28,17 +29,15 @@ def reflow(text: str) -> str:
 
 def verdict_lines(result: dict) -> list[Content]:
     """A reason several checks share once (with the checks it affects), then one line per check
-    and likely cause."""
-    from trainer_lab.usercode.verdict import shared_reasons  # the app starts without it
-
-    reasons, checks = shared_reasons(result)
+    and likely cause (drill.runs.checklist reads the result; this colours it)."""
+    checks = CheckList.of(result)
     rows = []
-    for reason in reasons:
+    for reason in checks.reasons:
         rows.append(joined((f"{reason.label}:", "yellow"), f" {reason.text}"))
         rows.append(joined(f"  {reason.affects}"))
-    for c in checks:
-        mark = ("PASS", "green") if c["passed"] else ("FAIL", "red")
-        rows.append(joined(mark, f" {c['name']}: {c['detail']}"))
-    for cause in result["observations"].get("likely_causes", []):
+    for c in checks.checks:
+        mark = ("PASS", "green") if c.passed else ("FAIL", "red")
+        rows.append(joined(mark, f" {c.name}: {c.detail}"))
+    for cause in checks.likely_causes:
         rows.append(joined(("likely cause:", "yellow"), f" {cause}"))
     return rows

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
@@ -46,12 +46,13 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from drill.errors import DrillError
-from drill.labs.controller import CERTAINTIES, LabOutcome
+from drill.labs.controller import CERTAINTIES
 from drill.labs.service import FormError, LabRunService, RunRequest
 from drill.review.ratings import RATING_NAMES
 from drill.text import printable
-from drill.tui.plain import joined, shown
+from drill.tui.plain import shown
 from drill.tui.rated import announce_rated
+from drill.tui.screens.lab_outcome import outcome_text
 
 if TYPE_CHECKING:
     from drill.decks.models import Card
@@ -61,59 +62,6 @@ if TYPE_CHECKING:
     from drill.services import Services
 
 ELAPSED_TICK_S = 1.0  # the elapsed time shown moves on between the run's own messages
-
-
-def outcome_text(card: Card | None, outcome: LabOutcome, took_s: float) -> Content:
-    """The after-run summary: status, prediction vs observation, claims, rating. Lab output
-    and deck text are shown as text (drill.tui.plain), never as markup."""
-    checks = outcome.result["checks"]
-    passed = sum(1 for c in checks if c["passed"])
-    colour = {"ok": "green", "failed": "yellow"}.get(outcome.status, "red")
-    lines = [
-        joined(
-            (outcome.status, f"b {colour}"), f" · checks {passed}/{len(checks)} · {took_s:.1f} s"
-        )
-    ]
-    if outcome.error:
-        lines.append(joined((outcome.error, "red")))
-    if outcome.out_of_scope:
-        lines.append(joined((f"Claims skipped: {outcome.out_of_scope}", "yellow")))
-    if card is not None and card.predict is not None:
-        choices = card.predict.choices
-        observed = (
-            choices[outcome.observed_choice].text
-            if outcome.observed_choice is not None
-            else ("not decided: " + ", ".join(choices[i].text for i in outcome.holding))
-            if outcome.holding
-            else "not observed"
-        )
-        if outcome.prediction is not None:
-            guess = choices[outcome.prediction.choice].text
-            verdict = {True: ("right", "green"), False: ("wrong", "red"), None: "not scored"}[
-                outcome.right
-            ]
-            certainty = outcome.prediction.certainty
-            lines.append(joined(f"You predicted: {guess} ({certainty} certainty)"))
-            lines.append(joined(f"Observed:      {observed}  → ", verdict))
-        else:
-            lines.append(joined(f"Observed: {observed}"))
-    for claim in outcome.claims:
-        mark = ("✓ held", "green") if claim.passed else ("✗ did not hold", "red")
-        detail = "" if claim.passed else f" ({claim.detail})"
-        lines.append(joined(mark, f"  {claim.claim}{detail}"))
-    if card is not None:
-        if outcome.suggested_rating is not None:
-            name = RATING_NAMES[outcome.suggested_rating]
-            lines.append(
-                joined(
-                    "Suggested rating: ",
-                    (name, "b"),
-                    f" ({outcome.suggested_rating}) · enter accepts · 1-4 rate otherwise",
-                )
-            )
-        else:
-            lines.append(joined("No suggested rating · 1-4 rate the card · escape leaves unrated"))
-    return Content("\n").join(lines)
 
 
 class ChoiceButton(RadioButton):
@@ -391,9 +339,19 @@ class LabPanelScreen(Screen[int | None]):
         self._load_past_runs()
         self.query_one("#lab-log", RichLog).focus()  # off the disabled form; enter accepts
         body = self.query_one("#lab-body", VerticalScroll)
-        # after the outcome is laid out: scrolling now would stop short of it (seen at 80x24)
+        # after the outcome is laid out: scrolling now would stop short of it (seen at 80x24);
+        # and if the body grows after that (the log's last lines laid out late), follow it
         self.call_after_refresh(lambda: body.scroll_end(animate=False))
+        self.watch(body, "virtual_size", self._follow_end, init=False)
         self.refresh_bindings()
+
+    def _follow_end(self, old: Size, new: Size) -> None:
+        """The body grew while the view was at its end: stay at the end (a view the user has
+        scrolled away from is left where it is)."""
+        body = self.query_one("#lab-body", VerticalScroll)
+        old_end = max(0, old.height - body.scrollable_content_region.height)
+        if new.height > old.height and body.scroll_y >= old_end:
+            body.scroll_end(animate=False)
 
     def action_leave(self) -> None:
         """The first escape during a run cancels it and stays, so the partial log can be

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from textual.message import Message
-from textual.widgets import RichLog
+from textual.widgets import RichLog, Static
 
 from drill.decks.models import Card
 from drill.tui.screens import lab_panel
@@ -56,3 +56,36 @@ async def test_the_log_and_the_outcome_arrive_as_messages(
     assert [text.rsplit("step ", 1)[1] for text in steps] == [str(s) for s in range(1, 31)]
     assert any("finished: ok" in text for text in lines)
     assert changed  # the panel was told, not polled
+
+
+@run_async
+async def test_the_outcome_stays_in_view_when_the_body_grows_after_it(
+    card: Card, db: Any, tmp_path: Path
+) -> None:
+    """Scrolled to the outcome once it is shown; text laid out later (a slow machine lays out
+    wrapped text after that scroll) keeps the view at the end, unless the user has
+    scrolled away, which is left alone."""
+    runner = FakeRunner(steps=5)
+    panel = make_panel(card, db, runner, tmp_path)
+    async with HostApp(panel).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await choose(pilot, "predict-choice", 0)
+        await choose(pilot, "certainty", 2)
+        await pilot.press("ctrl+r")
+        await until(pilot, runner.emitted.is_set)
+        runner.release.set()
+        await until(pilot, lambda: panel.query_one("#outcome").display)
+        body = panel.query_one("#lab-body")
+        await until(pilot, lambda: body.max_scroll_y > 0 and body.scroll_y == body.max_scroll_y)
+        outcome = panel.query_one("#outcome", Static)
+        end_before = body.max_scroll_y
+        outcome.update("late line\n" * 30)
+        await until(pilot, lambda: body.max_scroll_y > end_before)
+        await until(pilot, lambda: body.scroll_y == body.max_scroll_y)
+        body.scroll_home(animate=False)
+        await until(pilot, lambda: body.scroll_y == 0)
+        end_before = body.max_scroll_y
+        outcome.update("later line\n" * 60)
+        await until(pilot, lambda: body.max_scroll_y > end_before)
+        await pilot.pause()
+        assert body.scroll_y == 0
