@@ -49,6 +49,7 @@ COVERAGE_003: dict[str, list[str]] = {
         "llm-parallelism-compare",
         "llm-3d-parallelism-topology",
         "llm-ddp-gradient-allreduce",
+        "llm-ddp-bucket-order",
     ],
     "hard-midrun-hang": ["llm-midrun-hang", "llm-uneven-inputs"],
     "hard-sft-rlhf-dpo": ["llm-sft-rlhf-dpo", "llm-dpo-loss"],
