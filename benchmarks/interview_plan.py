@@ -67,6 +67,22 @@ def _mark(ok: bool | None) -> str:
     return "n/a" if ok is None else ("ok" if ok else "MISS")
 
 
+# Plain FSRS given the plan's minutes (T2 "at the same total workload"), learners who stop at
+# the budget: label -> (desired retention, new cards a day). "fsrs-fill": no new-card limit,
+# so the learner spends the whole budget as the plan's learner may; "fsrs-r95": retention 0.95
+# (more reviews for the same cards).
+FAIR_FSRS = {"fsrs-fill": (0.9, 10_000), "fsrs-r95": (0.95, 20)}
+
+
+def label_of(scenario: Scenario) -> str:
+    if scenario.policy == "plan":
+        return "plan"
+    for label, (retention, new) in FAIR_FSRS.items():
+        if (scenario.retention, scenario.new_per_day) == (retention, new):
+            return label
+    return "fsrs"
+
+
 def run_all(
     days: tuple[int, ...], budgets: tuple[int, ...], params: list[str], seeds: int, jobs: int
 ) -> dict[tuple[str, bool, int, int, str], list[RunResult]]:
@@ -79,12 +95,20 @@ def run_all(
         for policy in ("fsrs", "plan")
         for stop in (True, False)
     ]
+    scenarios += [
+        Scenario("fsrs", d, m, p, seed, True, retention=retention, new_per_day=new)
+        for d in days
+        for m in budgets
+        for p in params
+        for seed in range(seeds)
+        for retention, new in FAIR_FSRS.values()
+    ]
     with Pool(jobs, initializer=_init) as pool:
         results = pool.map(_run, scenarios, chunksize=4)
     grouped: dict[tuple[str, bool, int, int, str], list[RunResult]] = defaultdict(list)
     for result in results:
         s = result.scenario
-        grouped[(s.policy, s.stop_at_budget, s.days, s.minutes, s.params)].append(result)
+        grouped[(label_of(s), s.stop_at_budget, s.days, s.minutes, s.params)].append(result)
     return grouped
 
 
@@ -130,6 +154,42 @@ def main_table(grouped, days, budgets, params, seeds, cards: SimCards) -> list[s
     return lines
 
 
+def fair_table(grouped, days, budgets, params) -> list[str]:
+    """T2 at the same workload: the plan against plain FSRS given the plan's minutes, and the
+    most any policy could gain over plain FSRS (recall cannot pass 1.0)."""
+    lines = [
+        "| days | min/day | learner | recall FSRS (0.9, 20/day) | ceiling +pts | plan"
+        " | FSRS no new-card limit | FSRS retention 0.95 | minutes plan / no limit / 0.95"
+        " | plan - best FSRS at <= plan's minutes | T2 fair >= +5 |",
+        "|" + "---|" * 11,
+    ]
+    for d in days:
+        for m in budgets:
+            for p in params:
+                rows = {
+                    label: grouped[(label, True, d, m, p)] for label in ("fsrs", "plan", *FAIR_FSRS)
+                }
+                recall = {k: _mean(r.recall for r in v) for k, v in rows.items()}
+                minutes = {k: _mean(sum(r.minutes_per_day) for r in v) for k, v in rows.items()}
+                # the best FSRS variant that spent no more minutes than the plan (5 % slack);
+                # when each spent more, the one that spent the least (marked *)
+                variants = ("fsrs", *FAIR_FSRS)
+                fair = [k for k in variants if minutes[k] <= 1.05 * minutes["plan"]]
+                best = max(fair, key=recall.__getitem__) if fair else None
+                best = best or min(variants, key=minutes.__getitem__)
+                gain = recall["plan"] - recall[best]
+                lines.append(
+                    f"| {d} | {m} | {p} | {recall['fsrs']:.3f}"
+                    f" | {100 * (1 - recall['fsrs']):+.1f} | {recall['plan']:.3f}"
+                    f" | {recall['fsrs-fill']:.3f} | {recall['fsrs-r95']:.3f}"
+                    f" | {minutes['plan']:.0f} / {minutes['fsrs-fill']:.0f}"
+                    f" / {minutes['fsrs-r95']:.0f}"
+                    f" | {100 * gain:+.1f} pts vs {best}{'' if fair else ' *'}"
+                    f" | {_mark(gain >= 0.05)} |"
+                )
+    return lines
+
+
 def topic_table(grouped, days, budgets) -> list[str]:
     """Recall on the date per topic area, default learner, FSRS / plan."""
     some = next(iter(grouped.values()))[0]
@@ -157,12 +217,19 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, help="also write the tables to this file")
+    parser.add_argument("--days", type=int, nargs="+", help=f"dates out (default {DAYS})")
+    parser.add_argument("--budgets", type=int, nargs="+", help=f"minutes (default {BUDGETS})")
+    parser.add_argument("--learners", nargs="+", choices=list(PARAMETER_SETS),
+                        help="parameter sets (default: all)")  # fmt: skip
     args = parser.parse_args()
     os.environ["TZ"] = "UTC"  # learner days in UTC: the same figures on every machine
     time.tzset()
     days, budgets, params, seeds = DAYS, BUDGETS, list(PARAMETER_SETS), args.seeds
     if args.quick:
         days, budgets, params, seeds = (10,), (45,), ["default"], 1
+    days = tuple(args.days or days)
+    budgets = tuple(args.budgets or budgets)
+    params = list(args.learners or params)
     start = time.perf_counter()
     cards = bundled_cards()
     grouped = run_all(days, budgets, params, seeds, args.jobs)
@@ -177,6 +244,13 @@ def main() -> None:
         "budget: learners who do everything the app shows. Means over seeds; maxima over seeds.",
         "",
         *main_table(grouped, days, budgets, params, seeds, cards),
+        "",
+        "T2 at the same workload: plain FSRS given the plan's minutes (learners who stop at the",
+        "budget; a variant counts when its total minutes are at most 5 % over the plan's). The",
+        "ceiling is the most any policy could add to plain FSRS's recall (1.0 - FSRS). *: every",
+        "FSRS variant spent more minutes than the plan; the one that spent the least is shown.",
+        "",
+        *fair_table(grouped, days, budgets, params),
         "",
         "Recall on the date per topic area (default learner):",
         "",

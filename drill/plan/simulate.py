@@ -6,9 +6,10 @@ is what the app's queue shows (drill.review.queue.review_day and queue_for over 
 schedules, read as the session reads them), worked through as drill.review.session does
 (a learning card comes back when due, or early when nothing else is left), and every rating
 is scheduled by drill.review.scheduler.next_state with the default Settings (FSRS-6 defaults,
-retention 0.9, 20 new cards a day, fuzz on). The plan adds the review layer's deadline overlay
-(drill.review.deadline: planned schedules, the new-card quota and the role's order); the
-stored FSRS state is never changed by it, exactly as in the app.
+retention 0.9, 20 new cards a day, fuzz on; plain FSRS may take another retention or
+new-card limit: Scenario.retention, Scenario.new_per_day). The plan adds the review layer's
+deadline overlay (drill.review.deadline: planned schedules, the new-card quota and the role's
+order); the stored FSRS state is never changed by it, exactly as in the app.
 
 The learner (drill.plan.learner) holds each card's true memory, evolving by FSRS-6 with the
 learner's own parameters; recall is drawn from it; the scheduler only sees ratings. A learner
@@ -112,6 +113,10 @@ class Scenario:
     stop_at_budget: bool = True
     role: str = DEFAULT_ROLE
     target: float = 0.90
+    # plain FSRS's settings (policy "fsrs"): the desired retention and the new-card limit a day
+    # (the benchmark's fair comparisons: a higher retention, or no limit so the budget is spent)
+    retention: float = 0.9
+    new_per_day: int = 20
 
 
 @dataclass(frozen=True)
@@ -163,6 +168,10 @@ class _Run:
         self.cards = cards
         self.areas = areas
         self.settings = Settings()
+        if scenario.policy == "fsrs":
+            self.settings = Settings(
+                desired_retention=scenario.retention, new_cards_per_day=scenario.new_per_day
+            )
         self.scheduler = make_scheduler(self.settings)
         self.learner = Learner.make(PARAMETER_SETS[scenario.params], scenario.seed, cards.card_ids)
         self.deck_of = {cid: deck.deck_id for deck in cards.outline for cid in deck.card_ids}

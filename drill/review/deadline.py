@@ -21,6 +21,9 @@ The rules, while the plan is active (today before the interview day):
 - **Peak on the day**: a review card due on or after the date whose predicted recall on the date
   (`recall_on`) is below the target is due on the day before the date instead, unless it was
   last reviewed on that day (no loop within a day).
+- **Load balance** (drill.review.balance, applied last by `planned_schedules`): no day shows
+  more reviews than its budget holds; today's overflow waits a day (weakest on the date
+  first), and overflow in the final window comes earlier within the window.
 
 After the date, or without a plan, the schedule is exactly the stored FSRS one. Learning and
 relearning cards (due by time) are never moved. Stdlib only: first paint builds the queue.
@@ -58,6 +61,10 @@ FINAL_PASS_SHARE = 0.6
 # it on the first-paint path.
 DEFAULT_DECAY = 0.1542
 DEFAULT_SECONDS_PER_REVIEW = 20.0  # one answer, before drill has measured any
+# The day's new-card quota before drill has measured any answer (day_quota): the slow end of
+# typical answer times, so a first day does not overrun the budget (the simulation measured the
+# first day 11-24 % over a 30-minute budget at 20 s, with learners of 15-25 s an answer).
+UNMEASURED_SECONDS_PER_REVIEW = 25.0
 # What a new card costs on its first day, in answers: the first sight and the learning steps
 # that follow (Again/Good steps of 1 and 10 minutes), about three on average.
 NEW_CARD_ANSWERS = 3.0
@@ -75,6 +82,7 @@ class Deadline:
     seconds_per_review: float = DEFAULT_SECONDS_PER_REVIEW  # measured, or the default
     final_pass_days: int = FINAL_PASS_DAYS
     card_decks: Mapping[str, str] = field(default_factory=dict)  # card id -> deck id
+    measured: bool = True  # seconds_per_review is measured (False: the default)
 
     def active(self, today: date) -> bool:
         """Whether the plan schedules on learner day `today`: before the interview day."""
@@ -151,6 +159,7 @@ def deadline_for(
         seconds_per_review=seconds,
         final_pass_days=final_pass_length(len(values), plan.minutes_per_day, seconds),
         card_decks=decks,
+        measured=typical_answer_s is not None,
     )
 
 
@@ -293,14 +302,11 @@ def planned_due(
     row = row_from_state(card_id, deck_id, after)
     if deadline is None or not deadline.active(today) or row.state != REVIEW_STATE:
         return after["due"]
-    starts = DayStarts(day_start_hour, tz)
-    final_day = None
-    if introduced_before(row, starts(deadline.final_window()[0])):  # in the final pass
-        changed = dict(schedules)
-        changed[card_id] = row
-        final_day = final_pass_days(changed, deadline, day_start_hour, tz).get(card_id)
-    day = planned_due_day(row, deadline, today, final_day, day_start_hour, tz, starts)
-    return after["due"] if day is None else starts(day)
+    changed = dict(schedules)
+    changed[card_id] = row
+    due = planned_schedules(changed, deadline, now, day_start_hour, tz)[card_id].due
+    assert due is not None
+    return due
 
 
 def planned_schedules(
@@ -311,8 +317,10 @@ def planned_schedules(
     tz: tzinfo | None = None,
 ) -> Mapping[str, ScheduleRow]:
     """The stored rows with `due` replaced (by the start of the planned learner day, aware UTC)
-    where the plan moves a review card earlier: the final pass and the peak on the day. The
-    same mapping, unchanged, when there is no plan or it is not active at `now`."""
+    where the plan moves a review card: earlier for the final pass and the peak on the day,
+    then the load balance (drill.review.balance: ahead onto lighter days, the rest of a full
+    day a day later). The same mapping, unchanged, when there is no plan or it is not active
+    at `now`."""
     today = learner_date(now, day_start_hour, tz)
     if deadline is None or not deadline.active(today):
         return schedules
@@ -324,4 +332,6 @@ def planned_schedules(
         day = planned_due_day(row, deadline, today, final_day, day_start_hour, tz, starts)
         if day is not None:
             planned[card_id] = replace(row, due=starts(day))
-    return planned
+    from drill.review.balance import balanced  # it builds on this module
+
+    return balanced(planned, deadline, now, day_start_hour, tz, starts)

@@ -346,6 +346,22 @@ def test_in_the_window_a_few_cards_left_still_fit_and_keep_the_pass() -> None:
     assert fitted_to_budget(plan, known, now, HOUR, BERLIN) is plan  # one card: all at once
 
 
+def test_in_the_window_cards_the_pass_leaves_no_room_for_give_the_pass_up() -> None:
+    values = {f"c{i:03}": 1.0 for i in range(220)}
+    # 200 cards for the final pass (a run a day, and yesterday's still due) and 20 never seen:
+    # the estimate says 20 fit today, but the pass fills today's budget
+    known = {cid: review_row(cid, DAY - timedelta(days=12), DAY + timedelta(days=20))
+             for cid in list(values)[:200]}  # fmt: skip
+    plan = deadline(values, minutes_per_day=45)
+    now = at(DAY - timedelta(days=2))  # in the window, past the last introduction day
+    unintroduced = list(values)[200:]
+    assert coverage(plan, now.date(), unintroduced, 200).covered  # the estimate
+    fitted = fitted_to_budget(plan, known, now, HOUR, BERLIN)
+    assert fitted.final_pass_days == 0  # new cards to the eve instead
+    assert day_quota(planned_schedules(known, fitted, now, HOUR, BERLIN), fitted, now, HOUR,
+                     BERLIN) == 20  # fmt: skip
+
+
 def test_a_due_review_costs_its_relearning_too() -> None:
     values = {f"c{i:03}": 1.0 for i in range(100)}
     due_today = {cid: review_row(cid, DAY - timedelta(days=25), DAY - timedelta(days=20))
