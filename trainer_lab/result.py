@@ -20,7 +20,7 @@ import math
 import platform
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal, TypedDict, cast, get_args
+from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
 
 from trainer_lab.files import FileRefused, read_regular, replace_file
 
@@ -59,7 +59,10 @@ def variant_dir(run_dir: Path, variant: str) -> Path:
 class Check(TypedDict):
     name: str
     passed: bool
-    detail: str
+    detail: str  # for people: nothing parses it
+    # what the check saw, as data (JSON values); the keys a grader writes are its contract, e.g.
+    # the coding round's: trainer_lab.grading.facts
+    facts: NotRequired[dict[str, Any]]
 
 
 class RootCauseInfo(TypedDict, total=False):
@@ -188,7 +191,12 @@ def parse_result(data: object) -> LabResult:
             else 0,
             "observations": data.get("observations", {}),
             "checks": [
-                {"name": c["name"], "passed": c["passed"], "detail": str(c.get("detail", ""))}
+                {
+                    "name": c["name"],
+                    "passed": c["passed"],
+                    "detail": str(c.get("detail", "")),
+                    **({"facts": c["facts"]} if isinstance(c.get("facts"), dict) else {}),
+                }
                 for c in checks
             ],
             "duration_s": float(duration)
@@ -232,10 +240,6 @@ def load_result_file(path: Path) -> LabResult:
         raise ResultFormatError(str(error)) from None
     except (OSError, ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
         raise ResultFormatError(f"{path}: {type(error).__name__}: {error}") from None
-
-
-def has_result(run_dir: Path) -> bool:
-    return (run_dir / RESULT_FILE).is_file()
 
 
 def error_message(result: LabResult) -> str:

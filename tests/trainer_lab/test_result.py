@@ -72,6 +72,19 @@ def test_optional_fields_get_their_defaults() -> None:
     assert parse_result({"lab": "x", "status": "ok", "duration_s": float("nan")})["duration_s"] == 0
 
 
+def test_a_checks_facts_are_kept_and_anything_else_in_their_place_dropped() -> None:
+    facts = {"killed_rank": 1, "causes": ["x"], "tears": [{"bytes": 3}]}
+    checks = [
+        {"name": "a", "passed": False, "detail": "d", "facts": facts},
+        {"name": "b", "passed": True, "detail": "d", "facts": "rank 1"},
+    ]
+    result = parse_result({"lab": "x", "status": "ok", "checks": checks})
+    assert result["checks"] == [
+        {"name": "a", "passed": False, "detail": "d", "facts": facts},
+        {"name": "b", "passed": True, "detail": "d"},
+    ]
+
+
 @pytest.mark.parametrize(
     "data",
     [

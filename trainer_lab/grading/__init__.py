@@ -9,8 +9,9 @@ phases, check names, given files). The stretch phases (STRETCH_PHASES: accum, am
 throughput; stretch.py) are graded by the same `grade` when named in `phases`, but are not in
 PHASES, so the round's own grading is unchanged. Modules: contract.py (the contract, the given
 files in files/, the launches), grader.py (run and judge), checks_run.py / checks_restart.py /
-checks_stretch.py (the checks), stretch.py (the stretch phases), outcome.py (Grading),
-variants.py (the model answers' known-broken variants, for tests).
+checks_stretch.py (the checks; stretch_<phase>.py per stretch phase), stretch.py (the
+stretch phases), outcome.py (Grading), variants.py (the model
+answers' known-broken variants, for tests).
 User code runs through trainer_lab.usercode, the harness the exercises share.
 """
 

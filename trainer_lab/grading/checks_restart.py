@@ -1,4 +1,4 @@
-"""Checks of the restart and torn-checkpoint phases, and the likely cause of a bad resume.
+"""Checks of the restart phase, and the likely cause of a bad resume (torn saves: checks_torn.py).
 
 A relaunch is lined up with the uninterrupted run (U) by its parameters: the digest of the
 parameters before its first optimizer step names the U step it resumed after. From there, step by
@@ -18,7 +18,8 @@ import math
 from typing import Any
 
 from trainer_lab.grading.checks_run import failed_run_detail, max_abs_diff
-from trainer_lab.grading.contract import CKPT_EVERY, RESTART_KILLED_AFTER, TEAR_AFTER
+from trainer_lab.grading.contract import CKPT_EVERY, RESTART_KILLED_AFTER
+from trainer_lab.grading.replay import replay_cause, replayed_samples
 from trainer_lab.result import Check
 from trainer_lab.usercode.evidence import (
     fetches,
@@ -98,12 +99,9 @@ def _first_printed_step(run: ScriptRun) -> int | None:
     return lines[0]["step"] if lines else None
 
 
-def resume_checks(
-    reference: ScriptRun, first: ScriptRun, relaunch: ScriptRun, expected: int, prefix: str
-) -> tuple[int | None, str]:
-    """(step resumed after, evidence) shared by the restart and torn phases."""
-    resumed = resumed_after(reference, relaunch)
-    printed = _first_printed_step(relaunch)
+def _checkpoint_writes(first: ScriptRun) -> list[tuple[int, str]]:
+    """(step, path) of the last three checkpoint files the first run wrote (renames: the
+    final name)."""
     events = save_events(first.observe_dir, first.ranks())
     renamed = {e.get("src") for e in events if e["event"] == "rename"}
     saves = sorted(
@@ -113,7 +111,27 @@ def resume_checks(
             if e["event"] in ("save", "write", "rename") and e["path"] not in renamed
         }
     )
-    saved = ", ".join(f"{p} after step {s}" for s, p in saves[-3:]) or "none"
+    return saves[-3:]
+
+
+def resume_facts(reference: ScriptRun, first: ScriptRun, relaunch: ScriptRun) -> dict[str, Any]:
+    """What resume_checks' evidence says, as data (trainer_lab.grading.facts)."""
+    return {
+        "resumed_after": resumed_after(reference, relaunch),
+        "first_step_line": _first_printed_step(relaunch),
+        "checkpoint_writes": [{"path": p, "step": s} for s, p in _checkpoint_writes(first)],
+        "made_no_step": not step_records(relaunch.observe_dir, 0),
+    }
+
+
+def resume_checks(
+    reference: ScriptRun, first: ScriptRun, relaunch: ScriptRun, expected: int, prefix: str
+) -> tuple[int | None, str]:
+    """(step resumed after, evidence) shared by the restart and torn phases."""
+    resumed = resumed_after(reference, relaunch)
+    printed = _first_printed_step(relaunch)
+    saves = _checkpoint_writes(first)
+    saved = ", ".join(f"{p} after step {s}" for s, p in saves) or "none"
     if resumed is None:
         where = "its parameters before the first step match no step of the uninterrupted run"
         if not step_records(relaunch.observe_dir, 0):
@@ -126,7 +144,11 @@ def resume_checks(
     if printed is not None:
         text += f", first step line {printed} (expected {expected + 1})"
     text += f"; checkpoint writes seen: {saved}"
-    if resumed == 0:
+    u, r = _fetches_by_step(reference, 0, 0), _fetches_by_step(relaunch, 0, resumed)
+    replayed = replayed_samples(u, r, resumed, expected)
+    if resumed < expected and printed == expected + 1 and replayed:
+        text += f"; likely cause: {replay_cause(resumed, expected, replayed)}"
+    elif resumed == 0:
         text += (
             "; likely cause: the checkpoint's weights were not loaded (the relaunch started "
             "from the initial weights)"
@@ -171,7 +193,13 @@ def restart_checks(reference: ScriptRun, killed: ScriptRun, relaunch: ScriptRun)
         evidence = f"{evidence.split('; likely cause: ')[0]}; likely cause: {split}"
     printed = _first_printed_step(relaunch)
     ok = split is None and resumed == expected and (printed is None or printed == expected + 1)
-    checks = [check("restart.resumes_at_checkpoint", ok, evidence)]
+    facts = {
+        "killed_rank": rank,
+        "killed_after": after,
+        "expected_step": expected,
+        **resume_facts(reference, killed, relaunch),
+    }
+    checks = [check("restart.resumes_at_checkpoint", ok, evidence, facts)]
     offset = resumed if resumed is not None else expected
     checks.append(no_replay_or_skip(reference, relaunch, offset))
     matches = matches_uninterrupted(reference, relaunch, offset, resumed is not None)
@@ -188,6 +216,7 @@ def restart_checks(reference: ScriptRun, killed: ScriptRun, relaunch: ScriptRun)
             f"{seen}; the relaunch resumed after step {resumed}, not {expected}, and its first "
             "batch was served other values (samples from before the newest checkpoint); likely "
             f"cause: {evidence.split('likely cause: ', 1)[1]}",
+            matches.get("facts"),
         )
     checks.append(matches)
     checks.append(single_writer(reference))
@@ -210,11 +239,20 @@ def no_replay_or_skip(reference: ScriptRun, relaunch: ScriptRun, offset: int) ->
                     if again
                     else "a different batch"
                 )
+                facts = {
+                    "rank": rank,
+                    "step": step,
+                    "resumed_after": offset,
+                    "fetched": r[step],
+                    "expected": u[step],
+                    "already_trained": len(again),
+                }
                 return check(
                     "restart.no_replay_or_skip",
                     False,
                     f"rank {rank}, step {step} (resumed after {offset}): fetched {r[step]}, the "
                     f"uninterrupted run {u[step]}: {what}; likely cause: {SAMPLER_CAUSE}",
+                    facts,
                 )
     return check(
         "restart.no_replay_or_skip",
@@ -300,6 +338,7 @@ def matches_uninterrupted(
         return check(name, False, "the weights were not restored, nothing to compare")
     causes: list[str] = []
     first_diff: str = ""
+    first_step: int | None = None
     compared = 0
     for rank in reference.ranks():
         u = _by_step(step_records(reference.observe_dir, rank))
@@ -330,6 +369,7 @@ def matches_uninterrupted(
             uo = optimizer_records(reference.observe_dir, rank).get(s0)
             ro = optimizer_records(relaunch.observe_dir, rank).get(s0 - offset)
             causes = diagnose(u, r, s0, uf == rf, (uo, ro))
+            first_step = s0
             first_diff = (
                 f"rank {rank}: parameters differ from the uninterrupted run's at {len(bad)} of "
                 f"{len(steps)} steps, first at step {s0} (max |diff| "
@@ -337,7 +377,12 @@ def matches_uninterrupted(
                 f"{max_abs_diff(r[s1]['post'], u[s1]['post']):.2g}"
             )
     if first_diff:
-        return check(name, False, f"{first_diff}; likely cause: {'; '.join(causes) or 'unknown'}")
+        return check(
+            name,
+            False,
+            f"{first_diff}; likely cause: {'; '.join(causes) or 'unknown'}",
+            {"first_diff_step": first_step},
+        )
     return check(
         name,
         True,
@@ -368,78 +413,3 @@ def single_writer(reference: ScriptRun) -> Check:
     return check(
         "restart.single_writer", True, f"{len(writers)} checkpoint paths, each written by one rank"
     )
-
-
-def torn_checks(reference: ScriptRun, tears: list[tuple[ScriptRun, ScriptRun]]) -> list[Check]:
-    """Each (torn run, relaunch): the k-th file of the save after the plan's tear step was torn
-    (on its tear_rank alone, or on every rank)."""
-    used_ok, finish_ok = True, True
-    used_text: list[str] = []
-    finish_text: list[str] = []
-    u_last = max((r["pstep"] for r in step_records(reference.observe_dir, 0)), default=0)
-    for torn, relaunch in tears:
-        k = torn.launch.faults.tear_write
-        tear_after = torn.launch.faults.tear_write_after or TEAR_AFTER
-        alone = torn.launch.faults.tear_rank
-        expected = tear_after - CKPT_EVERY
-        events = save_events(torn.observe_dir, torn.ranks())
-        tear = next((e for e in events if e["event"] == "torn"), None)
-        if tear is None:
-            detail = (
-                f"no file write into --ckpt-dir after step {tear_after} (write {k}) was seen: "
-                f"{failed_run_detail(torn)}; expected a checkpoint save after step {tear_after}"
-            )
-            return [
-                check("torn.previous_checkpoint_used", False, detail),
-                check("torn.finishes", False, detail),
-            ]
-        whose = f", on rank {alone} alone" if alone is not None else ""
-        prefix = (
-            f"killed while writing {tear['path']} (file {k} written after step {tear['pstep']}, "
-            f"{tear.get('bytes')} of {tear.get('of')} bytes on disk{whose}), relaunched"
-        )
-        split = ranks_disagree(reference, relaunch)
-        if alone is not None and split is None and resumed_after(reference, relaunch) == tear_after:
-            # one rank's save torn, the others' complete: when they hold the whole state (each
-            # rank a full copy), every rank resuming from the torn step is as good
-            expected = tear_after
-        resumed, evidence = resume_checks(reference, torn, relaunch, expected, prefix)
-        if split is not None:  # what rank 0's weights say is not the cause then
-            evidence = f"{evidence.split('; likely cause: ')[0]}; likely cause: {split}"
-        elif resumed is None and relaunch.status != "ok":
-            evidence = evidence.split("; likely cause: ")[0] + (
-                "; likely cause: the relaunch took the torn save for complete (its completeness "
-                "test passed before every file of the save was in)"
-            )
-        if resumed != expected:
-            used_ok = False
-            if resumed is not None and resumed > expected and "likely cause" not in evidence:
-                evidence += "; likely cause: a torn checkpoint was taken for complete"
-            used_text.insert(0, evidence)
-        else:
-            used_text.append(evidence)
-        r_steps = step_records(relaunch.observe_dir, 0)
-        reached = (resumed or 0) + len(r_steps)
-        lines = step_lines(relaunch.stdout_path(0)).lines
-        last_line = lines[-1]["step"] if lines else None
-        ok = relaunch.status == "ok" and resumed is not None and reached == u_last
-        ok = ok and last_line in (None, u_last)
-        text = (
-            f"write {k}: relaunch {failed_run_detail(relaunch)}, reached step {reached} "
-            f"(expected exactly {u_last})"
-        )
-        if not ok:
-            finish_ok = False
-            if split is not None:
-                text += f"; likely cause: {split}"
-            elif reached > u_last:
-                text += "; likely cause: --steps counted from the resume instead of from step 0"
-            elif relaunch.status != "ok":
-                text += "; likely cause: the relaunch loaded the torn file"
-            finish_text.insert(0, text)
-        else:
-            finish_text.append(text)
-    return [
-        check("torn.previous_checkpoint_used", used_ok, " | ".join(used_text)),
-        check("torn.finishes", finish_ok, " | ".join(finish_text)),
-    ]

@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from trainer_lab.usercode.known_work import READ_WAIT_S, STEP_WAIT_S
 from trainer_lab.usercode.protocol import DATASET_MODULE
 
 FILES = Path(__file__).parent / "files"
@@ -93,12 +94,17 @@ after every optimizer step on every rank, the ids every rank fetched, checkpoint
                on other values must end at parameters at least 5 % of the distance they moved
                away from the first run's
   distributed  W=2 and W=3: every sample exactly once per epoch across ranks, a new order
-               every epoch, identical parameters on every rank after every step, and a step
+               every epoch, identical parameters on every rank after every step, the ranks
+               exchange gradients (in most steps, collectives of at least half the gradient's
+               elements between a rank's forward and its optimizer step, seen at the process-
+               group level: DDP, FSDP2, a hand all_reduce alike), and a step
                at W=3 equals one process on the global batch: your script run as one process
                (BATCH_SIZE = 3 x {BATCH_SIZE}) is served in its step s the samples the 3 ranks
                read for their step s; the gradients must agree step by step (averaged, not
                summed nor one rank's: in direction within 70 % and in norm x0.6-1.6, medians
-               over the steps, for dropout noise), only rank 0 prints step lines
+               over the steps; in these two runs every dropout is the identity, as 3 ranks
+               cannot draw one process's masks), only rank 0 prints step lines, and every
+               rank has destroyed its process group when the script returns
   restart      W=2, {RESTART_STEPS} steps: one rank SIGKILLed after a step, relaunched (which rank
                and step are drawn per grading from its seed; the report names the seed, and
                `drill mock grade --seed N` draws the same plan): resumes at the last checkpoint,
@@ -120,6 +126,10 @@ after every optimizer step on every rank, the ids every rank fetched, checkpoint
                never torn: commit after the files the save covers are complete (a marker with
                contents is a file like the others, and can be torn)
   monitoring   step lines carry >= 3 named phases that add up to the step time within 10 %
+               on every step of the W=2 run, which must finish. Under the grader each
+               sample read waits {READ_WAIT_S * 1e3:g} ms first (slow storage, on purpose),
+               and every optimizer.step() {STEP_WAIT_S * 1e3:g} ms more: reading a batch and
+               the optimizer step are large shares of a step; the phases must cover them
 """
 
 
@@ -169,6 +179,11 @@ class LaunchPlan:
     inf_at_step: int | None = None  # with probes: the backward of this step leaves an inf grad
     reference: str | None = None  # run this stretch phase's model answer, not the user's script
     exclusive: bool = False  # nothing else runs beside it (its timing is compared)
+    read_wait_s: float = 0.0  # each sample read waits this long first (usercode/known_work.py)
+    step_wait_s: float = 0.0  # each optimizer step waits this long (usercode/known_work.py)
+    # every dropout is the identity (usercode/dropout.py): runs compared step by step with one
+    # that cannot draw the same masks (W=3 ranks against one process)
+    dropout_off: bool = False
 
 
 # A grading's kill comes after one of these steps (drawn per grading, fault_plan()): the newest
@@ -228,14 +243,23 @@ W3_REFERENCE = "w3-reference"
 ONE_PROCESS_BATCH = 3 * BATCH_SIZE
 
 LAUNCHES: dict[str, LaunchPlan] = {
-    plan.name: plan
+    plan.name: replace(plan, read_wait_s=READ_WAIT_S, step_wait_s=STEP_WAIT_S)
     for plan in (
         LaunchPlan("single", 0, 24, 8, data="single", batch_size=ONE_PROCESS_BATCH),
         LaunchPlan(OTHER_DATA, 0, 24, 8, data="other", batch_size=ONE_PROCESS_BATCH),
         LaunchPlan("w2", 2, RESTART_STEPS, CKPT_EVERY, under_torchrun=True),
-        LaunchPlan("w3", 3, steps=10, ckpt_every=CKPT_EVERY, data="w3"),
+        LaunchPlan("w3", 3, steps=10, ckpt_every=CKPT_EVERY, data="w3", dropout_off=True),
         # one process served the global batches of w3, step by step; like "single" to the script
-        LaunchPlan(W3_REFERENCE, 0, 24, 8, data="w3", replays="w3", batch_size=ONE_PROCESS_BATCH),
+        LaunchPlan(
+            W3_REFERENCE,
+            0,
+            24,
+            8,
+            data="w3",
+            replays="w3",
+            batch_size=ONE_PROCESS_BATCH,
+            dropout_off=True,
+        ),
         LaunchPlan("kill", 2, RESTART_STEPS, CKPT_EVERY, kill=(1, RESTART_KILLED_AFTER)),
         LaunchPlan("resume", 2, RESTART_STEPS, CKPT_EVERY, continues="kill"),
         LaunchPlan("tear", 2, RESTART_STEPS, CKPT_EVERY, tear_after_step=TEAR_AFTER),

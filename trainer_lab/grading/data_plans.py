@@ -36,4 +36,6 @@ def data_plan(
         replay_world=replay_world,
         poison_dir=poison_dir,
         poison_window=window,
+        read_wait_s=plan.read_wait_s,
+        step_wait_s=plan.step_wait_s,
     )

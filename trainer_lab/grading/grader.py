@@ -19,12 +19,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from trainer_lab.grading.checks_restart import restart_checks, torn_checks
-from trainer_lab.grading.checks_run import (
-    distributed_checks,
-    monitoring_checks,
-    skeleton_checks,
-)
+from trainer_lab.grading.checks_monitoring import monitoring_checks
+from trainer_lab.grading.checks_restart import restart_checks
+from trainer_lab.grading.checks_run import distributed_checks, skeleton_checks
+from trainer_lab.grading.checks_torn import torn_checks
 from trainer_lab.grading.contract import (
     CHECK_NAMES,
     DATASET_MODULE_FILE,
@@ -46,6 +44,7 @@ from trainer_lab.grading.contract import (
     tear_writes,
 )
 from trainer_lab.grading.data_plans import data_plan
+from trainer_lab.grading.facts import causes_in, with_evidence_facts
 from trainer_lab.grading.outcome import Grading
 from trainer_lab.grading.stretch import (
     STRETCH_CHECK_NAMES,
@@ -66,7 +65,6 @@ from trainer_lab.usercode.verdict import (
     check,
     finish,
     not_compiled,
-    verdict_parts,
     write_workspace,
 )
 
@@ -122,6 +120,8 @@ def plan_env(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
         env.append((protocol.PROBES_ENV, "1"))
         if plan.inf_at_step is not None:
             env.append((protocol.INF_AT_ENV, str(plan.inf_at_step)))
+    if plan.dropout_off:
+        env.append((protocol.NO_DROPOUT_ENV, "1"))
     return tuple(env)
 
 
@@ -299,7 +299,9 @@ def no_optimizer_step(phase: str, runs: dict[str, ScriptRun]) -> str | None:
 
 
 def not_run(phase: str, why: str) -> list[Check]:
-    return [check(name, False, f"not run: {why}") for name in ALL_CHECK_NAMES[phase]]
+    return [
+        check(name, False, f"not run: {why}", {"not_run": True}) for name in ALL_CHECK_NAMES[phase]
+    ]
 
 
 def gate(checks: list[Check], why: str) -> list[Check]:
@@ -309,7 +311,10 @@ def gate(checks: list[Check], why: str) -> list[Check]:
     gated = []
     for c in checks:
         seen = c["detail"].split("; likely cause: ")[0]
-        gated.append(check(c["name"], False, f"{head}; observed: {seen}; likely cause: {cause}"))
+        facts = {**c.get("facts", {}), "no_optimizer_step": True, "evidence": head}
+        gated.append(
+            check(c["name"], False, f"{head}; observed: {seen}; likely cause: {cause}", facts)
+        )
     return gated
 
 
@@ -356,13 +361,8 @@ def likely_causes(checks: list[Check]) -> list[str]:
     evidence in the same part is its first segment alone."""
     causes: list[str] = []
     for c in checks:
-        if c["passed"]:
-            continue
-        for part in verdict_parts(c["detail"]):
-            pieces = part.split("likely cause: ")[1:]
-            for i, piece in enumerate(pieces):
-                named = piece.split("; ") if i == len(pieces) - 1 else piece.split("; ")[:1]
-                causes += [n for n in (x.strip() for x in named) if n and n not in causes]
+        if not c["passed"]:
+            causes += [n for n in causes_in(c["detail"]) if n not in causes]
     return causes
 
 
@@ -444,6 +444,7 @@ def hang_causes(runs: dict[str, ScriptRun]) -> list[str]:
 
 
 def _finish(result: LabResult, out_dir: Path, start: float, first: Iterable[str] = ()) -> Grading:
+    result["checks"] = [with_evidence_facts(c) for c in result["checks"]]
     causes = list(first)
     causes += [c for c in likely_causes(result["checks"]) if c not in causes]
     return Grading(finish(result, out_dir, start, {"likely_causes": causes}), out_dir)

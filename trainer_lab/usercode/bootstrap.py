@@ -66,8 +66,17 @@ def write_failure(run_dir: Path, rank: int, error: BaseException, script: Path) 
     path.write_text(json.dumps(record))
 
 
+def group_alive() -> bool:
+    """Whether the script left torch.distributed's default process group undestroyed."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        return bool(dist is not None and dist.is_available() and dist.is_initialized())
+    except Exception:
+        return False
+
+
 def write_end(observe_dir: Path, rank: int, code: int) -> None:
-    record = {"rank": rank, "code": code, "time": time.time()}
+    record = {"rank": rank, "code": code, "time": time.time(), "group_alive": group_alive()}
     (observe_dir / protocol.end_file(rank)).write_text(json.dumps(record))
 
 
@@ -108,6 +117,10 @@ def main(argv: list[str]) -> int:
         from trainer_lab.usercode.probes import Probes
 
         Probes(recorder, dict(os.environ)).install()
+    if os.environ.get(protocol.NO_DROPOUT_ENV):
+        from trainer_lab.usercode.dropout import switch_off_dropout
+
+        switch_off_dropout()
     guard = TeardownGuard(observe_dir, rank, os.getpid())
     guard.install()
     crash = open(observe_dir / protocol.crash_file(rank, os.getpid()), "w")  # noqa: SIM115

@@ -33,6 +33,8 @@ class DataPlan:
     replay_world: int = 1
     poison_dir: str | None = None  # observe dir of the run this relaunch continues
     poison_window: int = 0  # its checkpoint interval
+    read_wait_s: float = 0.0  # each read waits this long first (known_work.py)
+    step_wait_s: float = 0.0  # each optimizer step waits this long (known_work.py)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

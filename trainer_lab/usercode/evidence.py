@@ -236,15 +236,25 @@ def crash_dumps(observe_dir: Path, rank: int) -> list[str]:
     return _dumps(observe_dir, f"crash-rank{rank}-*.txt")
 
 
-def script_ended(observe_dir: Path, rank: int) -> int | None:
-    """The exit code the bootstrap recorded when the script returned (None: it never did)."""
+def _end_record(observe_dir: Path, rank: int) -> dict[str, Any]:
     text, _ = read_capped(observe_dir / protocol.end_file(rank), 4096)
     try:
         record = json.loads(text) if text else None
     except ValueError:
-        return None
-    code = record.get("code") if isinstance(record, dict) else None
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def script_ended(observe_dir: Path, rank: int) -> int | None:
+    """The exit code the bootstrap recorded when the script returned (None: it never did)."""
+    code = _end_record(observe_dir, rank).get("code")
     return code if isinstance(code, int) else None
+
+
+def group_left_alive(observe_dir: Path, rank: int) -> bool:
+    """Whether the script returned with torch.distributed's default process group still
+    initialised (no destroy_process_group at the end)."""
+    return _end_record(observe_dir, rank).get("group_alive") is True
 
 
 def teardown_aborts(observe_dir: Path, ranks: list[int]) -> str | None:

@@ -24,6 +24,11 @@ DATA_ENV = "DRILL_DATA"
 PROBES_ENV = "DRILL_PROBES"
 # With PROBES_ENV: the first backward after N-1 optimizer steps leaves an inf gradient (probes.py).
 INF_AT_ENV = "DRILL_INF_AT_STEP"
+# Every dropout acts as the identity in this launch (dropout.py)
+NO_DROPOUT_ENV = "DRILL_NO_DROPOUT"
+# The flight recorder's ring (entries) in multi-rank gradings (usercode/comms.py): a step with
+# more collectives than this between its forward and its optimizer step cannot be read back.
+FR_BUFFER = 64
 
 OBSERVE_DIR = "observe"
 # A module of this name in the workspace is the given dataset (the coding round ships one,

@@ -31,7 +31,9 @@ from torch.optim.optimizer import (
 )
 
 from trainer_lab.usercode import protocol
+from trainer_lab.usercode.comms import CommWatch
 from trainer_lab.usercode.dataplan import DataPlan, SampleServer
+from trainer_lab.usercode.known_work import slow_reads, wait
 
 SAMPLE = 64  # values per strided sample
 FULL_FLAT_MAX = 2_000_000  # above this many parameters the update size comes from the sample
@@ -117,6 +119,10 @@ class Recorder:
         # optimizer's step inside its own; only the outermost step is recorded
         self._open: list[tuple[int, dict[str, Any], torch.Tensor | None]] = []
         self._stack_file: Any = None
+        self.step_wait_s = 0.0  # each outermost optimizer step waits this long (watch_dataset)
+        # several ranks: the collectives between each forward and optimizer step (comms.py)
+        self.comms = CommWatch() if int(env.get("WORLD_SIZE", "1") or 1) > 1 else None
+        self._step_comm: dict[str, int] | None = None
 
     # -- writing -------------------------------------------------------------------------------
     def write(self, name: str, record: dict[str, Any]) -> None:
@@ -131,6 +137,8 @@ class Recorder:
         self.dir.mkdir(parents=True, exist_ok=True)
         register_optimizer_step_pre_hook(self._on_pre_step)
         register_optimizer_step_post_hook(self._on_post_step)
+        if self.comms is not None:
+            self.comms.install()
         self._wrap_save()
         self._wrap_renames()
         pid = os.getpid()
@@ -150,7 +158,8 @@ class Recorder:
             self.on_fetch(index)
             return draw(*server.source(index, self.pstep))
 
-        module._fetch = _fetch
+        module._fetch = slow_reads(_fetch, plan.read_wait_s if plan is not None else 0.0)
+        self.step_wait_s = plan.step_wait_s if plan is not None else 0.0  # known_work.py
 
     # -- hooks ---------------------------------------------------------------------------------
     @staticmethod
@@ -164,9 +173,11 @@ class Recorder:
         if self._open:  # an inner optimizer's step, inside the outer one being recorded
             self._open.append((id(optimizer), {}, None))
             return
+        wait(self.step_wait_s)
         params = self._params(optimizer)
         total = sum(p.numel() for p in params)
         flat = _flat(params) if total <= FULL_FLAT_MAX else None
+        self._step_comm = self.comms.since_forward() if self.comms is not None else None
         self._open.append((id(optimizer), summarize(params), flat))
 
     def _on_post_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
@@ -198,6 +209,8 @@ class Recorder:
             "grad": summarize(grads),
             "update_norm": update,
         }
+        if self._step_comm is not None:
+            record["comm"] = self._step_comm
         self.write(protocol.steps_file(self.rank), record)
         if self.kill_after is not None and self.pstep == self.kill_after:
             self.write(protocol.saves_file(self.rank), {"event": "killed", "pstep": self.pstep})

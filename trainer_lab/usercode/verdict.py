@@ -21,8 +21,12 @@ from typing import Any
 from trainer_lab.result import Check, LabResult, new_result, write_result
 
 
-def check(name: str, passed: bool, detail: str) -> Check:
-    return {"name": name, "passed": bool(passed), "detail": detail}
+def check(name: str, passed: bool, detail: str, facts: Mapping[str, Any] | None = None) -> Check:
+    """A check; `facts`: what it saw as data (trainer_lab.result.Check)."""
+    made: Check = {"name": name, "passed": bool(passed), "detail": detail}
+    if facts is not None:
+        made["facts"] = dict(facts)
+    return made
 
 
 def verdict_parts(detail: str) -> list[str]:
@@ -63,7 +67,11 @@ def shared_reasons(result: Mapping[str, Any]) -> tuple[list[SharedReason], list[
         for c in result.get("checks") or []
         if isinstance(c, Mapping)
     ]
-    candidates: dict[str, str] = {}  # quoted text -> the reason's text
+    # quoted text -> its group: launches whose summaries differ only in numbers (a hang at W=2
+    # stops every W=2 launch, each after its own seconds) are one reason
+    group_of: dict[str, str] = {}
+    names: dict[str, list[str]] = {}  # group -> the launches quoting it
+    first: dict[str, str] = {}  # group -> the first quoted text
     for launch in result.get("launches") or []:
         if not isinstance(launch, Mapping) or launch.get("status") in ("ok", None):
             continue
@@ -71,20 +79,39 @@ def shared_reasons(result: Mapping[str, Any]) -> tuple[list[SharedReason], list[
         if isinstance(cause, Mapping) and cause.get("kind") == "planned":
             continue  # a planned kill is no reason for a failure
         summary = str(launch.get("summary") or "")
-        candidates.setdefault(summary, f"run {launch.get('name')}: {summary}")
+        group = "run " + re.sub(r"\d+(\.\d+)?", "#", summary)
+        group_of.setdefault(summary, group)
+        first.setdefault(group, summary)
+        names.setdefault(group, []).append(str(launch.get("name")))
     observations = result.get("observations") or {}
     for text in [observations.get("not_run"), *(observations.get("shared_reasons") or [])]:
         if isinstance(text, str):
-            candidates.setdefault(text, text)
-    found: list[tuple[str, str, list[int]]] = []  # (token, text, indexes of the checks)
-    for quoted in sorted(candidates, key=len, reverse=True):  # a summary may quote a shorter one
-        hit = [i for i, c in enumerate(checks) if not c["passed"] and quoted in c["detail"]]
-        if len(quoted) < SHARED_MIN_CHARS or len(hit) < 2:
+            group_of.setdefault(text, text)
+            first.setdefault(text, text)
+    texts = {
+        group: f"{'run' if len(names[group]) == 1 else 'runs'} {', '.join(names[group])}: {quoted}"
+        if group in names
+        else quoted
+        for group, quoted in first.items()
+    }
+    hits: dict[str, set[int]] = {}
+    for quoted, group in group_of.items():
+        if len(quoted) >= SHARED_MIN_CHARS:
+            hit = {i for i, c in enumerate(checks) if not c["passed"] and quoted in c["detail"]}
+            hits.setdefault(group, set()).update(hit)
+    tokens: dict[str, str] = {}
+    for quoted in sorted(group_of, key=len, reverse=True):  # a summary may quote a shorter one
+        group = group_of[quoted]
+        if len(quoted) < SHARED_MIN_CHARS or len(hits.get(group, ())) < 2:
             continue
-        token = f"\x00{len(found)}\x00"
-        for i in hit:
+        token = tokens.setdefault(group, f"\x00{len(tokens)}\x00")
+        for i in hits[group]:
             checks[i]["detail"] = checks[i]["detail"].replace(quoted, token)
-        found.append((token, candidates[quoted], hit))
+    found: list[tuple[str, str, list[int]]] = [  # (token, text, indexes of the checks)
+        (token, texts[group], [i for i, c in enumerate(checks) if token in c["detail"]])
+        for group, token in tokens.items()
+    ]
+    found = [f for f in found if f[2]]
     reasons = []
     for number, (token, text, hit) in enumerate(sorted(found, key=lambda f: f[2][0]), 1):
         reason = SharedReason(number, text, tuple(checks[i]["name"] for i in hit))
@@ -103,7 +130,9 @@ def begin(lab: str, params: dict[str, Any], world_size: int, out_dir: Path) -> L
 
 def not_compiled(result: LabResult, names: Iterable[str], error: str) -> None:
     """Every check fails with the compile error: a file that does not compile is never run."""
-    result["checks"] = [check(name, False, f"not run: {error}") for name in names]
+    result["checks"] = [
+        check(name, False, f"not run: {error}", {"not_run": True}) for name in names
+    ]
     result["observations"] = {"syntax_error": error}
 
 

@@ -7,7 +7,8 @@ round), report.py (the report and the feedback into review), history.py (grading
 the lab runs). The conductor, UI-free: conductor.py (grading a round or a file: the one
 implementation) and rules.py (the clock rules as effects the screen and `drill mock watch`
 apply); phases.py (the time table), notebook.py, followups.py and followup_table.py (the
-pushback's questions), watch.py (`drill mock watch`), past.py (past rounds for history/stats).
+pushback's questions, from check_facts.py: the checks' facts, and script_facts.py: the script's
+syntax tree), watch.py (`drill mock watch`), past.py (past rounds for history/stats).
 
 The grader's entry point and the contract the screens show, re-exported so the TUI reaches the
 grader through drill.mock (trainer_lab.grading loads the harness only when a grading runs).

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
+from tests.support.script_runs import fake_run, write_stdout
+from trainer_lab.grading.checks_monitoring import monitoring_checks
 from trainer_lab.grading.checks_restart import single_writer
 from trainer_lab.grading.checks_run import (
     exactly_once,
-    monitoring_checks,
     new_order,
     params_in_sync,
     rank0_prints,
 )
-from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun
-
-
-def fake_run(tmp_path: Path, world: int, files: dict[str, list[dict]]) -> ScriptRun:
-    launch = ScriptLaunch("t", tmp_path / "train.py", (), world, tmp_path, tmp_path / "ckpt", 10)
-    observe = tmp_path / "observe"
-    observe.mkdir(parents=True, exist_ok=True)
-    for name, records in files.items():
-        (observe / name).write_text("".join(json.dumps(r) + "\n" for r in records))
-    return ScriptRun(launch, "ok", 0, 1.0)
+from trainer_lab.usercode.harness import ScriptLaunch
 
 
 def fetched(ids: list[int]) -> list[dict]:
@@ -79,12 +68,6 @@ def test_no_checkpoint_at_all_fails_single_writer(tmp_path):
         "passed": False,
         "detail": "no checkpoint file was written into --ckpt-dir",
     }
-
-
-def write_stdout(run: ScriptRun, rank: int, lines: list[dict]) -> None:
-    logs = run.run_dir / "logs" / "x" / "attempt_0" / str(rank)
-    logs.mkdir(parents=True, exist_ok=True)
-    (logs / "stdout.log").write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
 def test_phases_must_be_three_and_add_up(tmp_path):

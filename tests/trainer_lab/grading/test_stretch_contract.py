@@ -16,14 +16,11 @@ from trainer_lab.grading import (
     stretch_contract,
     stretch_model_answer,
 )
-from trainer_lab.grading.checks_stretch import (
-    accum_one_allreduce,
-    amp_skips_nonfinite,
-    scales,
-    throughput_reported,
-)
 from trainer_lab.grading.grader import launches_for, to_launch
 from trainer_lab.grading.stretch import ACCUM_K, AMP_INF_AT, STRETCH_LAUNCHES
+from trainer_lab.grading.stretch_accum import accum_one_allreduce
+from trainer_lab.grading.stretch_amp import amp_skips_nonfinite, scales
+from trainer_lab.grading.stretch_throughput import throughput_reported
 from trainer_lab.grading.variants import load_stretch_variants, stretch_variant_source
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun

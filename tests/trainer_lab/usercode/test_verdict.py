@@ -84,3 +84,35 @@ def test_a_phase_failing_as_a_whole_is_one_reason_and_a_lone_quote_stays_in_plac
     ]
     assert checks[0]["detail"] == "reason 1; observed: exit 0; likely cause: no optim"
     assert checks[2]["detail"] == "error: rank 0: ValueError: bad checkpoint file"
+
+
+def test_launches_that_hung_alike_but_for_their_seconds_are_one_reason():
+    """A hang at W=2 stops w2, kill and tear, each after its own seconds: one reason, naming
+    the runs, replaces every quote."""
+    from tests.support.coding import HANG
+    from trainer_lab.usercode.verdict import shared_reasons
+
+    later = HANG.replace("after 13 s", "after 14 s")
+    result = {
+        "launches": [
+            {"name": name, "status": "timeout", "summary": text, "root_cause": {"kind": "hang"}}
+            for name, text in (("kill", later), ("tear", later), ("w2", HANG))
+        ],
+        "checks": [
+            check("distributed.exactly_once", False, f"W=2: {HANG}"),
+            check("restart.resumes_at_checkpoint", False, f"planned fault: {later}"),
+            check("torn.finishes", False, f"tear: {later}"),
+        ],
+    }
+    reasons, checks = shared_reasons(result)
+    assert [(r.label, r.text) for r in reasons] == [("reason 1", f"runs kill, tear, w2: {later}")]
+    assert reasons[0].checks == (
+        "distributed.exactly_once",
+        "restart.resumes_at_checkpoint",
+        "torn.finishes",
+    )
+    assert [c["detail"] for c in checks] == [
+        "W=2: reason 1",
+        "planned fault: reason 1",
+        "tear: reason 1",
+    ]

@@ -42,6 +42,7 @@ from drill.mock.coding.followups import (
     template_facts,
 )
 from trainer_lab.grading import CHECK_NAMES, PHASES, model_answer_source
+from trainer_lab.grading.facts import evidence_facts
 from trainer_lab.grading.variants import load_variants
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -60,11 +61,20 @@ def detail(result: dict[str, Any], name: str) -> str:
     return next(c["detail"] for c in result["checks"] if c["name"] == name)
 
 
-def with_check(result: dict[str, Any], name: str, passed: bool, text: str) -> dict[str, Any]:
+def facts(result: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(c["facts"] for c in result["checks"] if c["name"] == name)
+
+
+def with_check(
+    result: dict[str, Any], name: str, passed: bool, text: str, **facts: Any
+) -> dict[str, Any]:
+    """The result with check `name` as the grader writes it: its detail, the facts every check
+    carries (trainer_lab.grading.facts) and its own `facts`."""
     changed = copy.deepcopy(result)
     for c in changed["checks"]:
         if c["name"] == name:
             c["passed"], c["detail"] = passed, text
+            c["facts"] = {**evidence_facts(c), **facts}
     return changed
 
 
@@ -178,7 +188,20 @@ def test_a_resume_from_scratch_is_asked_with_its_numbers():
         "cause: the checkpoint's weights were not loaded (the relaunch started from the "
         "initial weights)"
     )
-    result = with_check(fixture("model-answer"), "restart.resumes_at_checkpoint", False, text)
+    writes = [{"path": f"ckpt_{s}.pt", "step": s} for s in (4, 8, 12)]
+    result = with_check(
+        fixture("model-answer"),
+        "restart.resumes_at_checkpoint",
+        False,
+        text,
+        killed_rank=1,
+        killed_after=13,
+        expected_step=12,
+        resumed_after=0,
+        first_step_line=1,
+        checkpoint_writes=writes,
+        made_no_step=False,
+    )
     questions = follow_ups(result, model_answer_source())
     assert_well_formed(questions)
     q = questions[0]
@@ -204,7 +227,17 @@ def test_rank_0_killed_reads_as_rank_0():
         "rank 0 SIGKILLed after step 5",
         detail(fixture("model-answer"), "restart.resumes_at_checkpoint"),
     )
-    result = with_check(fixture("model-answer"), "restart.resumes_at_checkpoint", True, text)
+    result = with_check(
+        fixture("model-answer"),
+        "restart.resumes_at_checkpoint",
+        True,
+        text,
+        **{
+            **facts(fixture("model-answer"), "restart.resumes_at_checkpoint"),
+            "killed_rank": 0,
+            "killed_after": 5,
+        },
+    )
     world = next(q for q in follow_ups(result, "") if q.id == "what-if-world-size-change")
     assert "rank 0 was killed after step 5" in world.question
 
@@ -217,12 +250,24 @@ def test_a_torn_save_and_a_missing_phase_quote_their_evidence():
         "line 9 (expected 5); checkpoint writes seen: step-000004.pt after step 4; likely "
         "cause: an incomplete (torn) checkpoint was taken for complete"
     )
-    result = with_check(result, "torn.previous_checkpoint_used", False, torn)
+    tear = {
+        "path": "step-000008.pt",
+        "write": 1,
+        "written_after": 8,
+        "bytes": 512,
+        "of": 20480,
+        "resumed_after": 8,
+        "first_step_line": 9,
+        "made_no_step": False,
+    }
+    result = with_check(result, "torn.previous_checkpoint_used", False, torn, tears=[tear])
     phases = (
         "step 1: phases is {'data': 0.0017, 'compute': 0.0035}; expected >= 3 named phases, "
         "each a number of seconds >= 0"
     )
-    result = with_check(result, "monitoring.named_phases", False, phases)
+    result = with_check(
+        result, "monitoring.named_phases", False, phases, phases=["data", "compute"]
+    )
     questions = follow_ups(result, model_answer_source())
     assert_well_formed(questions)
     assert [q.source_check for q in questions[:2]] == [
@@ -298,6 +343,7 @@ def test_what_ifs_follow_another_design():
         "monitoring.named_phases",
         True,
         "3 phases on all 16 step lines: bwd_allreduce, fetch, fwd",
+        phases=["bwd_allreduce", "fetch", "fwd"],
     )
     by_id = {q.id: q for q in follow_ups(result, OTHER_DESIGN)}
     fsdp = by_id["what-if-optimizer-under-fsdp"].question
@@ -354,13 +400,17 @@ def test_aliases_schedulers_and_renames_are_read():
 def gated(result: dict[str, Any]) -> dict[str, Any]:
     """Every check failed for want of an optimizer step (the grader's gate)."""
     changed = copy.deepcopy(result)
+    head = (
+        "no optimizer step seen (w2 exited 0 without one); expected a torch.optim optimizer "
+        "step per training step"
+    )
     for c in changed["checks"]:
         c["passed"] = False
         c["detail"] = (
-            "no optimizer step seen (w2 exited 0 without one); expected a torch.optim optimizer "
-            f"step per training step; observed: {c['detail']}; likely cause: the parameters are "
-            "not updated by a torch.optim optimizer"
+            f"{head}; observed: {c['detail']}; likely cause: the parameters are not updated by "
+            "a torch.optim optimizer"
         )
+        c["facts"] = {**evidence_facts(c), "no_optimizer_step": True, "evidence": head}
     return changed
 
 
@@ -370,7 +420,10 @@ def not_compiled(result: dict[str, Any]) -> dict[str, Any]:
     return {
         "lab": "mock-coding",
         "status": "failed",
-        "checks": [{"name": n, "passed": False, "detail": f"not run: {error}"} for n in names],
+        "checks": [
+            {"name": n, "passed": False, "detail": f"not run: {error}", "facts": {"not_run": True}}
+            for n in names
+        ],
         "observations": {"syntax_error": error, "checks_passed": 0, "checks_total": len(names)},
     }
 
@@ -378,6 +431,33 @@ def not_compiled(result: dict[str, Any]) -> dict[str, Any]:
 def only_phase(result: dict[str, Any], phase: str) -> dict[str, Any]:
     changed = copy.deepcopy(result)
     changed["checks"] = [c for c in changed["checks"] if c["name"].startswith(f"{phase}.")]
+    return changed
+
+
+def without_facts(result: dict[str, Any]) -> dict[str, Any]:
+    """A result written before checks carried facts."""
+    changed = copy.deepcopy(result)
+    for c in changed["checks"]:
+        del c["facts"]
+    return changed
+
+
+def garbage_facts(result: dict[str, Any]) -> dict[str, Any]:
+    """Every fact of the wrong type (a hand-edited or foreign result file)."""
+    changed = copy.deepcopy(result)
+    wrong = [None, "x\x1b[31m", 3.5, True, [None], {"a": 1}]
+    for i, c in enumerate(changed["checks"]):
+        c["facts"] = {k: wrong[(i + j) % len(wrong)] for j, k in enumerate(c["facts"])}
+        c["facts"]["tears"] = [{"path": 3, "bytes": "many", "resumed_after": "x"}, 7]
+    changed["checks"][0]["facts"] = "not a mapping"
+    return changed
+
+
+def reworded(result: dict[str, Any]) -> dict[str, Any]:
+    """Every check's detail in other words (its facts unchanged)."""
+    changed = copy.deepcopy(result)
+    for c in changed["checks"]:
+        c["detail"] = f"the grader now says this otherwise: {c['name']} [{len(c['detail'])}]"
     return changed
 
 
@@ -394,6 +474,7 @@ def skeleton_hung(result: dict[str, Any]) -> dict[str, Any]:
             )
         else:
             c["detail"] = "not run: the one-process run did not finish; later phases were not run"
+        c["facts"] = evidence_facts(c)
     return changed
 
 
@@ -426,6 +507,8 @@ RESULTS = {
         fixture(BROKEN), "torn.previous_checkpoint_used", False, "killed while writing (" * 50_000
     ),
     "unknown check": lambda: {"checks": [{"name": "restart.new", "passed": False, "detail": ""}]},
+    "written before facts": lambda: without_facts(fixture(BROKEN)),
+    "garbage facts": lambda: garbage_facts(fixture(BROKEN)),
 }
 
 
@@ -436,6 +519,35 @@ def test_always_three_to_five_well_formed_questions(result_name, source_name):
     questions = follow_ups(result, source)
     assert_well_formed(questions)
     assert follow_ups(result, source) == questions
+
+
+@pytest.mark.parametrize(
+    ("result", "source"),
+    [
+        (lambda: fixture("model-answer"), model_answer_source),
+        (lambda: fixture(BROKEN), lambda: variant_source(BROKEN)),
+        (lambda: gated(fixture("model-answer")), str),
+        (lambda: skeleton_hung(fixture("model-answer")), model_answer_source),
+    ],
+    ids=["model-answer", BROKEN, "gated", "hung"],
+)
+def test_the_questions_read_the_checks_facts_not_their_details(result, source):
+    """Details are prose for people: reworded, the run's facts and the questions stay."""
+    graded, text = result(), source()
+    before = template_facts(read_checks(graded), inspect_source(text))
+    after = template_facts(read_checks(reworded(graded)), inspect_source(text))
+    assert after == before
+    assert follow_ups(reworded(graded), text) == follow_ups(graded, text)
+
+
+def test_a_result_written_before_facts_gets_neutral_phrases_and_the_details_quoted():
+    questions = follow_ups(without_facts(fixture(BROKEN)), variant_source(BROKEN))
+    assert_well_formed(questions)
+    first = questions[0]
+    assert first.source_check == "restart.no_replay_or_skip"
+    assert "rank 1 fetched other samples" in first.question  # no fact: a neutral phrase
+    assert first.evidence == detail(fixture(BROKEN), "restart.no_replay_or_skip")
+    assert not first.rubric[0].startswith("Names the cause")
 
 
 def test_a_gated_or_uncompiled_script_gets_one_question_for_it_not_one_per_phase():

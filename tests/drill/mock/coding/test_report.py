@@ -201,6 +201,23 @@ def test_each_follow_up_is_graded_by_its_rubric_and_rates_exactly_its_cards(tmp_
     assert "### Follow-up Q3 (what-if)\n\nWhich phase shows a straggler?\n\nNot answered" in md
 
 
+def test_whether_a_check_ran_is_read_from_its_facts_not_its_wording(tmp_path):
+    session = played_round(tmp_path / "rounds")
+    folder = session.folder / "grades" / "3"
+    result = new_result(LAB, {}, 1, folder)
+    result["status"] = "failed"
+    result["checks"] = [
+        {"name": "monitoring.named_phases", "passed": False, "detail": "skipped",
+         "facts": {"not_run": True}},
+        {"name": "restart.matches_uninterrupted", "passed": False, "detail": "not run: reworded",
+         "facts": {"not_run": False}},
+    ]  # fmt: skip
+    write_result(folder, result)
+    cards = build_report(session).failed_cards()
+    assert "hard-resume-bitwise-drift" in cards  # it ran and failed, whatever its detail says
+    assert not set(cards_for("monitoring.named_phases")) & set(cards)  # it was not run
+
+
 def test_a_round_rates_only_what_it_examined_and_says_what_each_card_did(tmp_path):
     session = played_round(tmp_path / "rounds")
     write_grade(session, 3, [("torn.finishes", False, "not run: the file does not compile")])

@@ -1,0 +1,123 @@
+"""Checks on hand-written evidence (no process runs) added for gaming and wrong causes: ranks
+that never exchange gradients, a process group left undestroyed, a resume that replays the past
+instead of loading it, and the order of the W=3 comparison's causes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.script_runs import fake_run
+from trainer_lab.grading.checks_restart import resume_checks
+from trainer_lab.grading.checks_run import distributed_checks, gradients_exchanged, rank0_prints
+
+GRAD = 161  # elements of the gradient
+
+
+def steps_with_comm(elements: list[int | None]) -> list[dict]:
+    records = []
+    for i, sent in enumerate(elements):
+        record = {"pstep": i + 1, "post": {"digest": "a"}, "grad": {"numel": GRAD}}
+        if sent is not None:
+            record["comm"] = {"ops": 1 if sent else 0, "elements": sent}
+        records.append(record)
+    return records
+
+
+def test_ranks_that_never_exchange_gradients_fail(tmp_path: Path) -> None:
+    files = {f"steps-rank{r}.jsonl": steps_with_comm([0, 0, 0]) for r in (0, 1)}
+    ok, detail = gradients_exchanged(fake_run(tmp_path, 2, files))
+    assert not ok
+    assert detail.startswith("rank 0 exchanged no gradient in 3 of 3 steps")
+    assert "likely cause: the ranks never exchange gradients" in detail
+
+
+def test_a_gradient_sized_exchange_in_most_steps_passes(tmp_path: Path) -> None:
+    # FSDP2's reduce-scatter takes the whole gradient in; one odd step does not decide
+    files = {f"steps-rank{r}.jsonl": steps_with_comm([GRAD, 2 * GRAD, 0]) for r in (0, 1)}
+    assert gradients_exchanged(fake_run(tmp_path / "a", 2, files))[0]
+    # a few bytes per step (a loss all-reduced for printing) is no gradient exchange
+    files = {f"steps-rank{r}.jsonl": steps_with_comm([1, 1, GRAD]) for r in (0, 1)}
+    assert not gradients_exchanged(fake_run(tmp_path / "b", 2, files))[0]
+    # steps without a collective record (nothing observed) are not judged
+    files = {f"steps-rank{r}.jsonl": steps_with_comm([None, None]) for r in (0, 1)}
+    assert gradients_exchanged(fake_run(tmp_path / "c", 2, files))[0]
+
+
+def test_the_exchange_is_part_of_params_in_sync_at_every_world_size(tmp_path: Path) -> None:
+    runs = [
+        fake_run(
+            tmp_path / f"w{w}",
+            w,
+            {f"steps-rank{r}.jsonl": steps_with_comm([0, 0]) for r in range(w)},
+        )
+        for w in (2, 3)
+    ]
+    checks = {c["name"]: c for c in distributed_checks(runs[:1], runs[1])}
+    assert not checks["distributed.params_in_sync"]["passed"]
+    assert "the ranks never exchange gradients" in checks["distributed.params_in_sync"]["detail"]
+
+
+def test_a_rank_that_returns_with_its_process_group_alive_fails(tmp_path: Path) -> None:
+    line = {"step": 1, "loss": 1.0, "phases": {"a": 0.1, "b": 0.1, "c": 0.1}, "step_time": 0.3}
+    run = fake_run(tmp_path, 0, {})
+    (tmp_path / "stdout.log").write_text(json.dumps(line) + "\n")
+    observe = run.observe_dir
+    (observe / "end-rank0.json").write_text('{"code": 0, "group_alive": false}')
+    assert rank0_prints(run)[0]
+    (observe / "end-rank0.json").write_text('{"code": 0, "group_alive": true}')
+    ok, detail = rank0_prints(run)
+    assert not ok
+    assert detail.startswith("rank 0 returned with its process group still initialised")
+    assert "dist.destroy_process_group()" in detail
+
+
+def fetch_records(batches: list[list[int]]) -> list[dict]:
+    return [{"pstep": p, "id": i} for p, ids in enumerate(batches) for i in ids]
+
+
+def test_a_resume_that_replays_the_past_names_the_missing_state(tmp_path: Path) -> None:
+    """The checkpoint held only the step: the relaunch re-trained steps 1-2 from the initial
+    weights on the samples read before the checkpoint, then printed step 3 on."""
+    batches = [[0, 1], [2, 3], [4, 5], [6, 7]]
+    u_steps = [
+        {"pstep": i, "pre": {"digest": f"d{i - 1}"}, "post": {"digest": f"d{i}"}}
+        for i in range(1, 5)
+    ]
+    reference = fake_run(
+        tmp_path / "u",
+        0,
+        {"steps-rank0.jsonl": u_steps, "fetch-rank0.jsonl": fetch_records(batches)},
+    )
+    r_steps = [
+        {
+            "pstep": i,
+            "pre": {"digest": "d0" if i == 1 else f"x{i - 1}"},
+            "post": {"digest": f"x{i}"},
+        }
+        for i in range(1, 5)
+    ]
+    relaunch = fake_run(
+        tmp_path / "r",
+        0,
+        {"steps-rank0.jsonl": r_steps, "fetch-rank0.jsonl": fetch_records(batches)},
+    )
+    lines = [
+        {"step": s, "loss": 1.0, "phases": {"a": 0.1, "b": 0.1, "c": 0.1}, "step_time": 0.3}
+        for s in (3, 4)
+    ]
+    (tmp_path / "r" / "stdout.log").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    resumed, text = resume_checks(reference, reference, relaunch, 2, "planned fault")
+    assert resumed == 0
+    assert "likely cause: the checkpoint does not hold the training state" in text
+    assert "replaying steps 1-2, re-reading 4 samples consumed before the checkpoint" in text
+    assert "RNG stream" not in text and "weights were not loaded" not in text
+
+
+def test_a_flood_of_collectives_that_fills_the_ring_is_no_exchange(tmp_path: Path) -> None:
+    """A step whose collectives overflow the flight recorder's ring (elements -1: what they sent
+    cannot be read back) does not count as an exchange: flooding the ring hides nothing."""
+    files = {f"steps-rank{r}.jsonl": steps_with_comm([-1, -1, GRAD]) for r in (0, 1)}
+    ok, detail = gradients_exchanged(fake_run(tmp_path, 2, files))
+    assert not ok
+    assert "more than 64 collectives, too many to tell what they sent" in detail

@@ -1,0 +1,31 @@
+"""The monitoring checks on hand-written step lines (no process runs)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tests.support.script_runs import fake_run, write_stdout
+from trainer_lab.grading.checks_monitoring import monitoring_checks
+
+GOOD = {"phases": {"data": 0.02, "fwd": 0.004, "bwd": 0.005}, "step_time": 0.03}
+
+
+def test_a_run_that_hung_after_three_good_step_lines_fails_monitoring(tmp_path):
+    run = fake_run(tmp_path, 2, {})
+    write_stdout(run, 0, [{"step": s, "loss": 1.0, **GOOD} for s in (1, 2, 3)])
+    assert all(c["passed"] for c in monitoring_checks(run))
+    hung = replace(run, status="timeout")
+    checks = monitoring_checks(hung)
+    assert [c["passed"] for c in checks] == [False, False]
+    for c in checks:
+        assert c["detail"].startswith("deadline: killed after"), c["detail"]
+        assert "3 step lines" in c["detail"]
+
+
+def test_a_timer_that_leaves_the_waiting_reads_out_fails(tmp_path):
+    run = fake_run(tmp_path, 2, {})
+    untimed = {"phases": {"fwd": 0.004, "bwd": 0.005, "opt": 0.001}, "step_time": 0.03}
+    write_stdout(run, 0, [{"step": s, "loss": 1.0, **untimed} for s in (1, 2)])
+    named, adds = monitoring_checks(run)
+    assert named["passed"] and not adds["passed"]
+    assert adds["detail"].startswith("phases add up to 33.3% of the step time")

@@ -1,0 +1,127 @@
+"""The fsdp2 stretch phase's checks (FSDP2 instead of DDP), from what the runs did."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from trainer_lab.grading.checks_run import failed_run_detail
+from trainer_lab.grading.stretch import (
+    CKPT_EVERY,
+    STRETCH_KILLED_AFTER,
+)
+from trainer_lab.grading.stretch_evidence import (
+    ratio_verdict,
+    resumed_matches,
+)
+from trainer_lab.result import Check
+from trainer_lab.usercode.evidence import (
+    step_lines,
+    step_records,
+)
+from trainer_lab.usercode.harness import ScriptRun
+from trainer_lab.usercode.verdict import check
+
+# -- fsdp2 -----------------------------------------------------------------------------------
+
+
+def fsdp2_sharded(run: ScriptRun, one: ScriptRun) -> tuple[bool, str]:
+    records = {rank: step_records(run.observe_dir, rank) for rank in run.ranks()}
+    if not all(records.values()):
+        counts = {rank: len(r) for rank, r in records.items()}
+        return False, f"optimizer steps seen per rank: {counts}"
+    world = len(records)
+    plain = [rank for rank, r in records.items() if not r[0]["post"].get("sharded")]
+    if plain:
+        return False, (
+            f"the parameters the optimizer steps on rank {plain[0]} are plain tensors, not "
+            "DTensors; expected FSDP2's sharded parameters; likely cause: the model is not "
+            "fully_shard-ed, or the optimizer was built before fully_shard (it then holds the "
+            "replaced, unsharded parameters)"
+        )
+    held = {rank: int(r[0]["post"].get("numel") or 0) for rank, r in records.items()}
+    total = sum(held.values())
+    whole = step_records(one.observe_dir, 0)
+    model = int(whole[0]["post"].get("numel") or 0) if whole else None
+    shares = ", ".join(f"rank {r}: {n}" for r, n in sorted(held.items()))
+    text = f"DTensor parameters on {world} ranks; elements held {shares} (of {total})"
+    most = max(held.values())
+    if most > 1.5 * total / world:
+        return False, (
+            f"{text}; expected each rank to hold about 1/{world} of the model; likely cause: "
+            "the parameters are replicated (a Replicate placement), not sharded"
+        )
+    if model is not None and total != model:
+        return False, (
+            f"{text}, the one-process run's model has {model}; expected the shards to add up "
+            "to the whole model; likely cause: parameters replicated on some ranks, or not all "
+            "parameters given to the optimizer"
+        )
+    return True, f"{text}, the whole model's count" if model else text
+
+
+def _shard_norm(records: dict[int, list[dict[str, Any]]], key: str, step: int = 0) -> float:
+    """The norm over all ranks' shards: sqrt of the sum of each rank's squared norm."""
+    return math.sqrt(sum((r[step][key].get("norm") or 0.0) ** 2 for r in records.values()))
+
+
+def loss_falls(run: ScriptRun) -> tuple[bool, str]:
+    losses = [float(line["loss"]) for line in step_lines(run.stdout_path(0)).lines]
+    if len(losses) < 4 or not all(math.isfinite(x) for x in losses):
+        return False, f"need at least 4 finite losses from rank 0, got {len(losses)}"
+    k = max(1, len(losses) // 4)
+    first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
+    text = f"loss {first:.4g} -> {last:.4g} (mean of the first and last {k} steps)"
+    if last >= first:
+        return False, f"{text}; expected it to fall; likely cause: no learning"
+    return True, text
+
+
+def fsdp2_learns(run: ScriptRun, const: ScriptRun, one: ScriptRun) -> tuple[bool, str]:
+    ok, text = loss_falls(run)
+    for other in (const, one):
+        if other.status != "ok":
+            return False, f"{text}; {other.launch.name}: {failed_run_detail(other)}"
+    records = {rank: step_records(const.observe_dir, rank) for rank in const.ranks()}
+    whole = step_records(one.observe_dir, 0)
+    if not all(records.values()) or not whole:
+        return False, f"{text}; no optimizer step to compare with one process"
+    if not all(r[0]["post"].get("sharded") for r in records.values()):
+        return False, (
+            f"{text}; the parameters at W=2 are not sharded (see fsdp2.sharded): not compared "
+            "with one process"
+        )
+    start, start1 = _shard_norm(records, "pre"), whole[0]["pre"].get("norm") or 0.0
+    if not math.isclose(start, start1, rel_tol=1e-5):
+        return False, (
+            f"{text}; the W=2 and one-process runs started from other weights (norm "
+            f"{start:.6g} vs {start1:.6g}); expected the same initial weights; likely cause: the "
+            "model's initialization is not seeded (or differs per rank)"
+        )
+    g, g1 = _shard_norm(records, "grad"), whole[0]["grad"].get("norm") or 0.0
+    if not g1:
+        return False, f"{text}; the one-process run's step-1 gradient is zero"
+    same, detail = ratio_verdict(
+        g / g1,
+        f"step-1 gradient norm over the shards {g:.4g} at W=2 vs {g1:.4g} for one process on "
+        "the same global batch",
+        "gradients summed across ranks, not averaged (about W times)",
+        "gradients divided by the world size twice (or by too much)",
+    )
+    if run.status != "ok":
+        return False, f"{failed_run_detail(run)}; {text}; {detail}"
+    return ok and same, f"{text}; {detail}"
+
+
+def fsdp2_checks(runs: dict[str, ScriptRun]) -> list[Check]:
+    run = runs["fsdp-w2"]
+    ok, detail = fsdp2_sharded(run, runs["fsdp-one-const"])
+    if run.status != "ok":
+        ok, detail = False, f"{failed_run_detail(run)}; {detail}"
+    checks = [check("fsdp2.sharded", ok, detail)]
+    ok, detail = fsdp2_learns(run, runs["fsdp-const"], runs["fsdp-one-const"])
+    checks.append(check("fsdp2.learns", ok, detail))
+    expected = (STRETCH_KILLED_AFTER - 1) // CKPT_EVERY * CKPT_EVERY
+    ok, detail, _ = resumed_matches(run, runs["fsdp-kill"], runs["fsdp-resume"], (expected,))
+    checks.append(check("fsdp2.resumes", ok, detail))
+    return checks

@@ -1,0 +1,77 @@
+"""Which collectives a rank issues between its forward and its optimizer step (torch).
+
+Observed at the process-group level, through torch's flight recorder (c10d keeps a ring of the
+collectives every backend was asked for: DDP's reducer, FSDP2, functional collectives,
+`dist.all_reduce` however it is bound), never by replacing an attribute the script may have
+bound before. A gradient exchange happens after the forward (in the backward: DDP, FSDP2; or
+after it: a hand-written all-reduce); samples gathered before the forward are not one.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from math import prod
+from typing import Any
+
+import torch
+
+from trainer_lab.usercode.protocol import FR_BUFFER
+
+# The flight recorder's ring (entries): read by c10d when a process group is made, so it is set
+# before the script runs. Small: each optimizer step reads the whole ring (a dump of 100 entries
+# took 15 ms on a loaded 2-core machine, of 1000 94 ms); a step whose window fills it is not
+# judged (its oldest collectives may be gone).
+FR_BUFFER_ENV = "TORCH_FR_BUFFER_SIZE"
+
+
+def _elements(sizes: Any) -> int:
+    return sum(prod(size) for size in sizes or () if isinstance(size, list | tuple))
+
+
+def collectives(since_ns: int) -> tuple[int, int] | None:
+    """(collectives, elements sent) created after `since_ns` (time.time_ns) in this process:
+    the elements of each collective's inputs (a reduce-scatter's whole input); elements -1 when
+    the window filled the ring (too many collectives to tell what they sent). None: torch has no
+    flight recorder to ask. (The pickle is torch's own, made in this process by the call.)"""
+    try:
+        from torch._C._distributed_c10d import _dump_fr_trace
+
+        trace = pickle.loads(_dump_fr_trace(True, False, False))
+    except Exception:
+        return None
+    entries = trace.get("entries") or []
+    count = elements = 0
+    for entry in entries:
+        if int(entry.get("time_created_ns", 0)) <= since_ns:
+            continue
+        count += 1
+        elements += _elements(entry.get("input_sizes"))
+    if count >= int(os.environ.get(FR_BUFFER_ENV) or FR_BUFFER):
+        return count, -1  # the whole ring is this step's: older collectives of it may be gone
+    return count, elements
+
+
+class CommWatch:
+    """The end of this rank's last forward (a module's forward outside a backward: an
+    activation checkpoint's recompute is not one), and the collectives issued since."""
+
+    def __init__(self) -> None:
+        self.forward_end_ns = time.time_ns()
+
+    def install(self) -> None:
+        """Turn the flight recorder on (before the script makes a process group) and watch the
+        forwards."""
+        os.environ.setdefault(FR_BUFFER_ENV, str(FR_BUFFER))
+        torch.nn.modules.module.register_module_forward_hook(self._on_forward, always_call=True)
+
+    def _on_forward(self, module: Any, args: Any, output: Any) -> None:
+        if torch._C._current_graph_task_id() == -1:  # not inside a backward
+            self.forward_end_ns = time.time_ns()
+
+    def since_forward(self) -> dict[str, int] | None:
+        """{"ops", "elements"}: the collectives issued since the last forward ended (None:
+        unknown)."""
+        seen = collectives(self.forward_end_ns)
+        return None if seen is None else {"ops": seen[0], "elements": seen[1]}
