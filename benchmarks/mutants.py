@@ -32,8 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.mutator import Mutant, compile_error, mutants, sample
 from trainer_lab.exercises.catalogue import EXERCISES
-from trainer_lab.mutants import Mutant, compile_error, mutants, sample
 
 CODING = "coding-round"
 STRETCH = "stretch-"  # + a stretch phase: its model answer, graded on that phase

@@ -259,10 +259,12 @@ def load_services(
     for a database that cannot be used."""
     from drill.database import open_app_database
     from drill.decks.loader import load_decks
+    from drill.gc_pause import collector_paused
     from drill.review.history_merge import merge_replaced_history
 
     dirs = [Path(d) for d in deck_dirs]
-    decks = load_decks(dirs, include_bundled=include_bundled)
+    with collector_paused():  # a cold load builds every card's objects (issue 40)
+        decks = load_decks(dirs, include_bundled=include_bundled)
     db = open_app_database()
     try:
         _report, notice = merge_replaced_history(decks, db)

@@ -30,8 +30,3 @@ def printable(text: str) -> str:
     """`text` with every control character but newline and tab, and every lone surrogate (a
     non-UTF-8 byte of a file name), replaced by U+FFFD."""
     return text.translate(_TABLE)
-
-
-def has_control(text: str) -> bool:
-    """Whether `text` holds a character `printable()` would replace."""
-    return any(char in CONTROL or char in SURROGATES for char in text)

@@ -251,7 +251,20 @@ V7 = [
     )""",
 ]
 
-MIGRATIONS: list[list[str]] = [V1, V2, V3, V4, V5, V6, V7]
+# v8 (issue 40): the answer-time queries (storage.snapshot.NEWEST_TIMED at every first paint,
+# ReviewRepository.answer_seconds) read only timed reviews; a partial index holds just those,
+# so the newest 500 are found without a scan of the review log, however few rows are timed.
+# Its WHERE is storage.snapshot.TIMED word for word: SQLite uses a partial index only when the
+# query's WHERE contains the index's terms (tests/storage/test_query_plans.py holds them equal).
+REVIEW_LOG_TIMED = "typeof(duration_ms) = 'integer' AND duration_ms > 0"
+V8 = [
+    f"CREATE INDEX IF NOT EXISTS ix_{REVIEW_LOG}_timed ON {REVIEW_LOG} (card_id, duration_ms) "
+    f"WHERE {REVIEW_LOG_TIMED}",
+    f"CREATE INDEX IF NOT EXISTS ix_{REVIEW_LOG}_timed_newest ON {REVIEW_LOG} (id, duration_ms) "
+    f"WHERE {REVIEW_LOG_TIMED}",
+]
+
+MIGRATIONS: list[list[str]] = [V1, V2, V3, V4, V5, V6, V7, V8]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -131,10 +131,6 @@ class ReviewRepository:
                 query = query.where(ReviewLog.card_id == card_id)
             return list(session.exec(query))
 
-    def review_count(self) -> int:
-        with self.db.unit() as session:
-            return int(session.exec(select(func.count()).select_from(ReviewLog)).one())
-
     # --- writes ------------------------------------------------------------------------------
     def record_review(
         self,
@@ -298,10 +294,6 @@ class ReviewRepository:
         with self.db.unit() as session:
             found = [value for (value,) in session.connection().exec_driver_sql(NEWEST_TIMED)]
         return answer_seconds_median(found, TYPICAL_MINIMUM)
-
-    def log_rows(self) -> list[LogRow]:
-        """Every sound review_log row, oldest first (by time, then id); see log_read."""
-        return self.log_read().rows
 
     def log_read(self) -> LogRead:
         """Every review_log row, oldest first (by time, then id). Rows holding values drill

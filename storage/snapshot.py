@@ -22,14 +22,13 @@ from pathlib import Path
 
 from storage.domains import (
     card_state_problems,
-    optional_time,
     parse_day,
     parse_time,
     shown,
     table_problems,
 )
 from storage.errors import DatabaseError, one_line
-from storage.migrations import LATEST_VERSION
+from storage.migrations import LATEST_VERSION, REVIEW_LOG_TIMED
 from storage.schema_names import CARD_STATE, INTERVIEW_PLAN, REVIEW_LOG
 
 
@@ -153,7 +152,7 @@ def plan_row(values: Mapping[str, object]) -> tuple[PlanRow | None, bool, str | 
 ANSWER_SECONDS_RANGE = (2.0, 300.0)  # a measured answer time is clamped to this
 TYPICAL_WINDOW = 500  # the typical answer time: median over the newest timed reviews
 TYPICAL_MINIMUM = 20  # ... once there are this many (a few quick answers say little)
-TIMED = "typeof(duration_ms) = 'integer' AND duration_ms > 0"
+TIMED = REVIEW_LOG_TIMED  # the partial index's WHERE: the queries below use that index
 NEWEST_TIMED = (
     f"SELECT duration_ms FROM {REVIEW_LOG} WHERE {TIMED} ORDER BY id DESC LIMIT {TYPICAL_WINDOW}"
 )
@@ -218,7 +217,8 @@ _COLUMNS = ("card_id", "deck_id", "state", "step", "stability", "difficulty", "d
 
 def _schedule_row(values: tuple) -> ScheduleRow:  # type: ignore[type-arg]
     row = dict(zip(_COLUMNS, values, strict=True))
-    problems = card_state_problems(row)
+    times: dict[str, datetime] = {}  # each time column parsed once, by the domain check
+    problems = card_state_problems(row, times)
     if problems:
         card_id = row["card_id"]
         return ScheduleRow(  # a blob id is keyed by its repr: it names no deck's card
@@ -236,13 +236,13 @@ def _schedule_row(values: tuple) -> ScheduleRow:  # type: ignore[type-arg]
         card_id=row["card_id"],
         deck_id=row["deck_id"],
         state=row["state"],
-        due=optional_time(row["due"], "due"),
+        due=times.get("due"),
         suspended=bool(row["suspended"]),
-        buried_until=optional_time(row["buried_until"], "buried_until"),
+        buried_until=times.get("buried_until"),
         content_hash=row["content_hash"] if isinstance(row["content_hash"], str) else None,
-        introduced_at=optional_time(row["introduced_at"], "introduced_at"),
+        introduced_at=times.get("introduced_at"),
         leech=bool(row["leech"]),
-        last_review=optional_time(row["last_review"], "last_review"),
+        last_review=times.get("last_review"),
         stability=row["stability"],
         difficulty=row["difficulty"],
     )

@@ -118,9 +118,11 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 
 def print_outcome(outcome: CheckOutcome, name: str) -> None:
+    from drill.runs.checklist import CheckList, plain_lines
+
     result = outcome.result
-    for c in result["checks"]:
-        say(f"{'PASS' if c['passed'] else 'FAIL'} {c['name']}: {c['detail']}")
+    for line in plain_lines(CheckList.of(result, shared=False), layout="inline", indent=""):
+        say(line)
     passed = sum(c["passed"] for c in result["checks"])
     took = f"{result['duration_s']:.1f} s"
     if outcome.solved:

@@ -239,15 +239,15 @@ def _run_with_progress(
 
 
 def print_summary(result: LabResult) -> None:
+    from drill.runs.checklist import CheckList, plain_lines
     from trainer_lab.result import error_message, root_cause_traceback
 
     say(
         f"{result['lab']}: {result['status']} in {result['duration_s']:.1f} s "
         f"(world size {result['world_size']}, backend {result['env'].get('backend') or '-'})"
     )
-    for check in result["checks"]:
-        mark = "PASS" if check["passed"] else "FAIL"
-        say(f"  {mark}  {check['name']}: {check['detail']}")
+    for line in plain_lines(CheckList.of(result, shared=False), layout="inline", indent="  "):
+        say(line)
     message = error_message(result)
     if message:
         say(f"  error: {message}")

@@ -46,23 +46,44 @@ def _optional(check: Check) -> Check:
     return lambda value: value is None or check(value)
 
 
+# Plain loops rather than all(<generator>): every start checks every cached card (issue 40).
 def _list_of(check: Check) -> Check:
-    return lambda value: type(value) is list and all(check(item) for item in value)
+    def checked(value: Any) -> bool:
+        if type(value) is not list:
+            return False
+        for item in value:  # noqa: SIM110 (a loop: faster than all(<generator>))
+            if not check(item):
+                return False
+        return True
+
+    return checked
 
 
 def _dict_of(check: Check) -> Check:
-    return lambda value: (
-        type(value) is dict and all(type(key) is str and check(item) for key, item in value.items())
-    )
+    def checked(value: Any) -> bool:
+        if type(value) is not dict:
+            return False
+        for key, item in value.items():  # noqa: SIM110
+            if type(key) is not str or not check(item):
+                return False
+        return True
+
+    return checked
 
 
 def _record(fields: dict[str, Check]) -> Check:
     keys = set(fields)
-    return lambda value: (
-        type(value) is dict
-        and value.keys() == keys
-        and all(check(value[name]) for name, check in fields.items())
-    )
+    checks = tuple(fields.items())
+
+    def checked(value: Any) -> bool:
+        if type(value) is not dict or value.keys() != keys:
+            return False
+        for name, check in checks:  # noqa: SIM110
+            if not check(value[name]):
+                return False
+        return True
+
+    return checked
 
 
 def _param(value: Any) -> bool:

@@ -92,9 +92,6 @@ class DeckSet:
         """Deck id of a card; KeyError for an unknown card."""
         return self._cards[card_id][1]
 
-    def all_cards(self) -> list[Card]:
-        return [card for loaded in self.decks for card in loaded.deck.cards]
-
     def deck(self, deck_id: str) -> LoadedDeck | None:
         return next((d for d in self.decks if d.deck.deck == deck_id), None)
 

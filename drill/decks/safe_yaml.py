@@ -10,11 +10,8 @@ within the limits (drill.decks.limits) is composed and constructed.
 
 from __future__ import annotations
 
-import gc
 import re
-import threading
 from collections.abc import Callable, Generator, Iterator
-from contextlib import contextmanager
 from types import GeneratorType
 from typing import Any
 
@@ -23,6 +20,7 @@ from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.reader import ReaderError
 
 from drill.decks.limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_CHARS
+from drill.gc_pause import collector_paused
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -94,29 +92,6 @@ _DeckLoader.add_constructor(
 )
 for _tag, _construct in list(_DeckLoader.yaml_constructors.items()):
     _DeckLoader.add_constructor(_tag, _guarded(_construct))
-
-_gc_lock = threading.Lock()
-_gc_pausers = 0
-_gc_was_enabled = False
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Building a large node tree triggers many full collections (3x slower); the tree has no
-    cycles (self-references are refused), so collecting can wait until it is built."""
-    global _gc_pausers, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pausers == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pausers += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pausers -= 1
-            if _gc_pausers == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 def _line(event: Any) -> int:
@@ -250,7 +225,7 @@ def read_yaml(text: str) -> tuple[yaml.Node | None, Any]:
         raise _yaml_problem(error, text) from None
     loader = _DeckLoader(text)
     try:
-        with _gc_paused():
+        with collector_paused():  # the node tree holds no cycles (self-references are refused)
             root = loader.get_single_node()
             data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as error:

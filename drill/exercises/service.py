@@ -129,12 +129,6 @@ class ExerciseService:
             for name, spec in EXERCISES.items()
         ]
 
-    def for_card(self, card_id: str) -> str | None:
-        """The exercise a card links, None when it links none (or an unknown one)."""
-        card = self.decks.card(card_id) if self.decks is not None else None
-        name = getattr(card, "exercise", None)
-        return name if name in EXERCISES else None
-
     # --- workflow --------------------------------------------------------------------------
     def start(self, name: str) -> tuple[Path, bool]:
         """(the user's file, whether it was created now); an existing file is kept."""

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from drill.mock.clock import ClockState, Event, PhaseAdvanced, RoundClock, RoundFinished, Status
 from drill.mock.coverage import BulletCoverage, cover
 from drill.mock.errors import MockError
-from drill.mock.grading import GradedPrompt, PhaseInfo, build_report
 from drill.mock.models import RoundDef
 from drill.mock.report import RoundReport, round_title
+from drill.mock.rubric_bands import GradedPrompt, PhaseInfo, build_report
 from drill.mock.selection import CardEntry, plan_round
 from drill.mock.store import DONE, GRADING, RUNNING, GradeRow, MockStore, SavedPrompt, SavedRound
 

@@ -8,7 +8,7 @@
   latest verdict of each check, the pushback questions' verdicts), found through
   drill.mock.coding.past.coding_history;
 - talk rounds: their stored reports (drill.mock.store.MockStore), the newest verdict of each
-  prompt by the rule that feeds ratings back (drill.mock.grading.feedback_rating);
+  prompt by the rule that feeds ratings back (drill.mock.rubric_bands.feedback_rating);
 - the interview's phases: the standard round (drill.mock.loader).
 
 Nothing here reads a check's or a run's human detail text: verdicts come from typed fields.
@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from drill.mock.grading import HARD
+from drill.mock.rubric_bands import HARD
 from drill.plan.readiness import (
     CardFacts,
     CodingCheck,
@@ -142,9 +142,9 @@ def exercise_status(db: Database) -> dict[str, str]:
 def newest_coding_round(rounds_dir: Path) -> tuple[list[CodingCheck], list[FollowUp]]:
     """The checks (latest verdict of each) and pushback verdicts of the newest coding round
     that was graded; none without one."""
+    from drill.mock.coding.past import coding_history
     from drill.mock.coding.report import build_report, cards_for
     from drill.mock.coding.session import CodingSession
-    from drill.mock.coding.past import coding_history
 
     graded = next((row for row in coding_history(rounds_dir) if row.total), None)
     if graded is None:
@@ -176,7 +176,7 @@ def newest_coding_round(rounds_dir: Path) -> tuple[list[CodingCheck], list[Follo
 def talk_followups(db: Database) -> list[FollowUp]:
     """The newest verdict of each prompt over the newest TALK_ROUNDS graded talk rounds."""
     from drill.mock.errors import MockError
-    from drill.mock.grading import feedback_rating
+    from drill.mock.rubric_bands import feedback_rating
     from drill.mock.store import MockStore
 
     store = MockStore(db)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import IO
 
@@ -51,31 +51,3 @@ def _write_rows(reviews: Sequence[LoggedReview], handle: IO[str]) -> None:
     writer.writerow(COLUMNS)
     for r in reviews:
         writer.writerow((r.card_id, to_ms(r.reviewed_at), r.rating, r.state, r.duration_ms))
-
-
-def read_revlog_csv(path: Path) -> list[LoggedReview]:
-    """Read a review-log CSV with COLUMNS (extra columns ignored); DrillError naming the line
-    on a missing column or a bad value."""
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise DrillError(f"{path}: missing column(s): {', '.join(missing)}")
-            reviews = []
-            for row in reader:
-                try:
-                    reviews.append(_review(row))
-                except (TypeError, ValueError, OverflowError, OSError) as error:
-                    raise DrillError(f"{path}:{reader.line_num}: bad row: {error}") from None
-            return reviews
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise DrillError(f"cannot read {path}: {error}") from None
-
-
-def _review(row: dict[str, str]) -> LoggedReview:
-    rating, state = int(row["review_rating"]), int(row["review_state"] or 0)
-    if rating not in (1, 2, 3, 4) or state not in (0, 1, 2, 3):
-        raise ValueError(f"rating {rating} / state {state} out of range")
-    at = datetime.fromtimestamp(int(row["review_time"]) / 1000, tz=UTC)
-    return LoggedReview(row["card_id"], at, rating, state, int(row["review_duration"] or 0))

@@ -54,11 +54,6 @@ class ReviewDay:
     deadline: Deadline | None = None  # the interview plan, when it schedules this day
     day_start_hour: int = 4  # Settings.day_start_hour (the planned days start then)
 
-    @property
-    def new_allowance(self) -> int:
-        """New cards that may still be introduced today."""
-        return new_remaining(self.new_limit, self.introduced_today)
-
     def planned(
         self, schedules: Mapping[str, ScheduleRow], now: datetime
     ) -> Mapping[str, ScheduleRow]:

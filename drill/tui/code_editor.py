@@ -93,3 +93,10 @@ def go_to_line(editor: TextArea, line: int) -> None:
     row = max(0, min(line - 1, editor.document.line_count - 1))
     editor.move_cursor((row, 0), center=True)
     editor.focus()
+
+
+def reload_text(editor: TextArea, text: str) -> None:
+    """Replace the editor's text, its cursor kept where it was (on the last line at most)."""
+    row, column = editor.cursor_location
+    editor.load_text(text)
+    editor.cursor_location = (min(row, editor.document.line_count - 1), column)

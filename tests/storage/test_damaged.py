@@ -56,7 +56,6 @@ def _review_calls(db: Database) -> dict[str, Callable[[], Any]]:
     return {
         "card_state": lambda: [db.review.card_state(f"card-{i}") for i in range(200)],
         "reviews": db.review.reviews,
-        "review_count": db.review.review_count,
         "record_review": lambda: db.review.record_review(
             "card-7", "deck", 3, T0, 10, "h", schedule
         ),

@@ -117,7 +117,7 @@ def test_a_rating_that_cannot_be_written_is_not_called_unreadable(tmp_path: Path
             print(error)
         """
     )
-    done = _in_tiny_disk(tmp_path, "256k", f'"$PY" -c {_quote(script)}')
+    done = _in_tiny_disk(tmp_path, "512k", f'"$PY" -c {_quote(script)}')
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip()
     assert line.startswith("cannot write the database "), done.stdout + done.stderr

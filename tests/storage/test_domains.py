@@ -151,7 +151,7 @@ def test_the_repository_refuses_a_damaged_state_and_writes_nothing(tmp_path: Pat
 
     with pytest.raises(DamagedRow):
         db.review.record_review("a", "d", 3, NOW, 10, "h", schedule)
-    assert db.review.review_count() == 2
+    assert len(db.review.reviews()) == 2
     assert db.review.card_state("b") is not None
     db.close()
 

@@ -31,8 +31,8 @@ def _all_table_modules() -> list[str]:
     return names
 
 
-def test_schema_version_is_7() -> None:
-    assert LATEST_VERSION == 7
+def test_schema_version_is_8() -> None:
+    assert LATEST_VERSION == 8
 
 
 def test_every_sqlmodel_table_is_created_by_the_migrations() -> None:

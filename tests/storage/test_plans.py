@@ -58,7 +58,7 @@ def test_a_v6_database_gets_the_plan_table_and_keeps_its_rows(tmp_path: Path) ->
     db.close()
 
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION == 7
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION == 8
     assert _schema(conn) == expected_schema(LATEST_VERSION)
     conn.close()
     snapshot = read_snapshot(path)

@@ -9,7 +9,11 @@ from pathlib import Path
 
 from drill.tui.app import AppOptions, DrillApp
 
-HEAVY = ("torch", "sqlmodel", "sqlalchemy", "textual_plotext", "pydantic", "yaml", "fsrs")
+HEAVY = ("torch", "sqlmodel", "sqlalchemy", "textual_plotext", "pydantic", "yaml", "fsrs",
+         # what the services load after the paint (issue 40: keep it there)
+         "numpy", "plotext", "storage.db", "storage.stats_queries", "drill.decks.loader",
+         "drill.review.stats", "drill.review.session", "drill.review.scheduler",
+         "drill.plan.simulate", "drill.plan.readiness", "drill.plan.learner")  # fmt: skip
 
 
 def main() -> None:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import os
 
 from trainer_lab.procs import descendants, is_alive
-from trainer_lab.warm.client import default_server_pid
+from trainer_lab.warm import client
+
+
+def default_server_pid() -> int | None:
+    """The pid of this process's warm server while it runs (the client's module-level one)."""
+    server = client._default
+    return server.proc.pid if server is not None and server.alive else None
 
 
 def started_by(root: int) -> list[int]:

@@ -262,9 +262,3 @@ def close_default_server() -> None:
         server, _default = _default, None
     if server is not None:
         server.close()
-
-
-def default_server_pid() -> int | None:
-    """The pid of this process's warm server while it runs."""
-    server = _default
-    return server.proc.pid if server is not None and server.alive else None

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from drill.mock.coding.check_facts import was_run
 from drill.mock.coding.pushback import answers, without_questions
 from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.coding.stretch import STRETCH_MINUTES, stretch_phases
@@ -30,9 +31,9 @@ from drill.mock.coding.stretch import title as stretch_title
 from drill.mock.coding.stretch import used as stretch_used
 from drill.mock.coding.walkthrough import ModelPart, model_part
 from drill.mock.coverage import Coverage, cover, credit
-from drill.mock.grading import HARD
 from drill.mock.report import clock as fmt_clock
 from drill.mock.report import finish_text
+from drill.mock.rubric_bands import HARD
 from drill.review.ratings import RATING_NAMES
 from trainer_lab.result import Check, LabResult
 
@@ -156,7 +157,7 @@ class CodingReport:
         examined nothing), each once, in check order."""
         seen: dict[str, None] = {}
         for c in self.checks:
-            if not c["passed"] and not str(c["detail"]).startswith("not run:"):
+            if not c["passed"] and was_run(c):
                 seen.update(dict.fromkeys(cards_for(c["name"])))
         return list(seen)
 

@@ -14,30 +14,28 @@ pushback), and each is answered under its own heading in the notes. The end grad
 or shows the pushback's grading again when train.py has not changed since (drill.mock.coding.
 regrade). The file and the notes are saved every few seconds, on ctrl+s, on every phase change
 and on leaving (escape pauses the clock). After the end: f4 the model answer beside the code,
-f8 the report per phase, f9 a stretch phase (a round left in one resumes there).
+f8 the report per phase, f9 a stretch phase (a round left in one resumes there). Beside it:
+coding_files (the files), coding_clock, coding_grading, coding_pushback and coding_text.
 """
 
 from __future__ import annotations
 
-import math
 import threading
-from collections.abc import Mapping
-from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, ClassVar
 
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from drill.mock.clock import RoundClock, Status
 from drill.mock.coding import CONTRACT, grade
 from drill.mock.coding.conductor import grade_round
 from drill.mock.coding.phases import ALL_GRADER_PHASES
+from drill.mock.coding.pushback import pushback_questions
 from drill.mock.coding.rules import (
     Alarm,
     Effect,
@@ -48,7 +46,7 @@ from drill.mock.coding.rules import (
     StretchOver,
     StretchStarted,
 )
-from drill.mock.coding.session import CODING_PHASES, MAX_TEXT_BYTES, CodingSession
+from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.coding.stretch import (
     Stretch,
     chosen,
@@ -57,17 +55,13 @@ from drill.mock.coding.stretch import (
     toggle_chosen,
 )
 from drill.mock.coding.stretch import contract as stretch_contract
-from drill.tui.code_editor import (
-    CodeEditor,
-    VerdictPlaces,
-    go_to_line,
-    toggle_zoom,
-    verdict_keys,
-)
+from drill.tui.code_editor import CodeEditor, VerdictPlaces, go_to_line, toggle_zoom, verdict_keys
 from drill.tui.plain import PlainNotices, editable, joined, lines, shown
-from drill.tui.rated import announce_rated
+from drill.tui.screens.coding_clock import ClockBar, remaining
+from drill.tui.screens.coding_files import RoundFilesScreen
+from drill.tui.screens.coding_grading import feed_back_rows, graded_text, record_in_run_log
+from drill.tui.screens.coding_pushback import GRADING_FIRST, add_to_notes, asked_rows
 from drill.tui.screens.coding_text import reflow, verdict_lines
-from drill.watched_file import Change, Stamp, WatchedFile, stamp_of
 
 if TYPE_CHECKING:
     from drill.services import ServicesSlot
@@ -77,13 +71,7 @@ __all__ = ["CodingApp", "CodingRoundScreen", "reflow", "remaining", "verdict_lin
 AUTOSAVE_S = 3.0
 
 
-def remaining(seconds: float) -> str:
-    """Time left as m:ss, rounded up: "0:00" only once nothing is left."""
-    whole = math.ceil(round(max(0.0, seconds), 6))
-    return f"{whole // 60}:{whole % 60:02d}"
-
-
-class CodingRoundScreen(Screen[None]):
+class CodingRoundScreen(RoundFilesScreen):
     DEFAULT_CSS = """
     CodingRoundScreen { layout: vertical; }
     #clock-bar { height: 1; padding: 0 1; background: $boost; }
@@ -130,19 +118,12 @@ class CodingRoundScreen(Screen[None]):
     ]
 
     def __init__(self, session: CodingSession, slot: ServicesSlot, *, tick_s: float = 0.25) -> None:
-        super().__init__()
-        self.session = session
+        super().__init__(session)
         self.slot = slot  # the run log and the review schedule
         self.tick_s = tick_s
         self.cancel = threading.Event()
         self.grading = False
         self._pending: Grade | None = None
-        self.notebook = session.notebook_path
-        # train.py as last read or written here, watched (drill.watched_file, as exercises)
-        self.script = WatchedFile(session.script, MAX_TEXT_BYTES)
-        self.code = self.script.load() or ""
-        self.notes = session.notes_file()  # notes.md: the app's pane edits it
-        self._notebook_stamp: Stamp | None = None
         self.rules = RoundConductor(session)  # the clock rules: what each clock event leads to
         self.places = VerdictPlaces()  # the train.py:LINE places the verdicts name
 
@@ -163,11 +144,7 @@ class CodingRoundScreen(Screen[None]):
 
     # --- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        with Horizontal(id="clock-bar"):
-            yield Static("", id="phase-name")
-            yield Static("", id="phase-clock")
-            yield Static("", id="total-clock")
-            yield Static("", id="run-state")
+        yield ClockBar(id="clock-bar")
         with Horizontal(id="split"):
             with Vertical(id="left"):
                 with VerticalScroll(id="contract"):
@@ -211,14 +188,11 @@ class CodingRoundScreen(Screen[None]):
         self.set_interval(self.tick_s, self.tick_now)
         self.set_interval(AUTOSAVE_S, self.autosave)
 
-    def _label(self, path: Path) -> str:
-        """A path, shortened to DRILL_HOME/... when it lives there."""
-        from drill.paths import drill_home
-
-        try:
-            return f"DRILL_HOME/{path.relative_to(drill_home())}"
-        except ValueError:
-            return str(path)
+    def autosave(self) -> None:
+        """Save the stretch phase's clock (while one runs), the notes and train.py."""
+        if self.stretch is not None:
+            self.stretch.record()
+        self.save_files()
 
     def on_unmount(self) -> None:
         self.cancel.set()
@@ -301,48 +275,19 @@ class CodingRoundScreen(Screen[None]):
         self.query_one("#contract", VerticalScroll).scroll_home(animate=False)
 
     def _render_clock(self) -> None:
-        if self.stretch is not None:
-            left = remaining(self.stretch.clock.phase_remaining_s())
-            self.query_one("#phase-name", Static).update(shown(f"Stretch: {self.stretch.title}"))
-            self.query_one("#phase-clock", Static).update(f"{left} left")
-            self.query_one("#total-clock", Static).update("")
-            paused = self.stretch.clock.status is Status.PAUSED
-            self.query_one("#run-state", Static).update("PAUSED (F2 resumes)" if paused else "")
-            return
-        clock = self.session.clock
-        phase = self.session.phase
-        over = self.session.finished
-        self.query_one("#phase-name", Static).update(
-            shown(f"Phase {clock.phase + 1}/{len(CODING_PHASES)}: {phase.title}")
-        )
-        clock_text = self.query_one("#phase-clock", Static)
-        clock_text.update("" if over else f"Phase {remaining(clock.phase_remaining_s())}")
-        clock_text.set_class(not over and clock.phase_remaining_s() <= 0, "overrun")
-        self.query_one("#total-clock", Static).update(
-            "Round over" if over else f"Total {remaining(clock.total_remaining_s())} left"
-        )
-        paused = clock.status is Status.PAUSED
-        self.query_one("#run-state", Static).update("PAUSED (F2 resumes)" if paused else "")
+        self.query_one(ClockBar).show(self.rules)
 
     # --- pushback ------------------------------------------------------------------------------
     def _maybe_pushback(self) -> None:
         """In the pushback phase: ask the round's follow-ups; when none are chosen yet and no
         full grading exists, grade everything first (the questions come from its evidence)."""
-        from drill.mock.coding.pushback import pushback_questions
-
         if self.session.phase.id != "pushback" or self.session.finished:
             return
         questions = pushback_questions(self.session)
         if questions:
             self._ask(questions)
             return
-        self._pushback_box(
-            [
-                ("Pushback: grading your whole script first", "b"),
-                "The interviewer's follow-up questions come from what your code does in it; "
-                "they appear here, with an answer heading for each in the notes.",
-            ]
-        )
+        self._pushback_box(GRADING_FIRST)
         if self.grading and self._pending is None:
             self._pending = Grade(ALL_GRADER_PHASES)
         elif not self.grading:
@@ -351,137 +296,28 @@ class CodingRoundScreen(Screen[None]):
     def _after_grading(self) -> None:
         """Once no grading is left to run: ask the follow-ups (from the full grading when there
         is one, else from the code)."""
-        from drill.mock.coding.pushback import pushback_questions
-
         if self.session.phase.id != "pushback" or self.session.finished or self.session.pushback:
             return
         self._ask(pushback_questions(self.session, from_code=True))
 
     def _ask(self, questions: list[dict]) -> None:
-        from drill.mock.coding.pushback import has_block, question_block
-
-        where = (
-            "from your grading's evidence"
-            if self.session.pushback_from is not None
-            else "from your code (no full grading ran)"
+        self._pushback_box(
+            asked_rows(questions, from_grading=self.session.pushback_from is not None)
         )
-        rows: list = [(f"Pushback: the interviewer asks, {where}", "b")]
-        rows += [f"Q{i}. {' '.join(str(q.get('question', '')).split())}" for i, q in
-                 enumerate(questions, 1)]  # fmt: skip
-        rows.append(("Answer each under its ## Q heading in the notes (f5 zooms them).", "dim"))
-        self._pushback_box(rows)
         notes = self.query_one("#notes", TextArea)
-        if not has_block(notes.text):
-            lead = "" if not notes.text or notes.text.endswith("\n\n") else "\n\n"
-            notes.insert(lead + question_block(questions), notes.document.end)
+        if add_to_notes(notes, questions):
             self.notes = notes.text
             self.autosave()
-            first = notes.text.splitlines().index(question_block(questions[:1]).splitlines()[0])
-            notes.cursor_location = (first + 2, 0)  # Q1's answer line
-            notes.scroll_to(y=first, animate=False)
             notes.focus()
             self.notify("Follow-up questions added to the notes: answer under each ## Q heading.")
 
-    def _pushback_box(self, rows: list) -> None:
+    def _pushback_box(self, rows: Iterable) -> None:
         box = self.query_one("#pushback", Static)
         box.update(lines(rows))
         box.add_class("shown")
         self.query_one("#contract", VerticalScroll).scroll_home(animate=False)
 
-    # --- saving and watching the file ------------------------------------------------------------
-    def _widget_text(self) -> None:
-        """The widgets' text, also before their Changed messages arrive."""
-        if not self.is_mounted:
-            return
-        for area in self.query(TextArea):
-            if area.id == "editor":
-                self.code = area.text
-            elif area.id == "notes":
-                self.notes = area.text
-
-    def autosave(self) -> None:
-        """Save the notes and the clock, and train.py when the editor changed it (unless the
-        file changed on disk meanwhile: then the user chooses, see _watch_script)."""
-        self._widget_text()
-        if self.stretch is not None:
-            self.stretch.record()
-        if self.notebook is None and self.is_mounted:
-            self._tell(self.script.save(self.code))  # never over a newer file
-        self.session.save(notes=self.notes)
-
-    def action_save(self) -> None:
-        """ctrl+s: the editor's train.py wins, also over a change on disk the user was told
-        of."""
-        self._widget_text()
-        if self.notebook is None and self.is_mounted:
-            self._tell(self.script.save(self.code, force=True))
-        self.session.save(notes=self.notes)
-
-    def _watch_script(self) -> None:
-        """Pick up a save of train.py made outside (an IDE, $EDITOR): reloaded when the editor
-        has no unsaved edits, else the user is told and chooses (ctrl+l or ctrl+s)."""
-        self._tell(self.script.poll(self.query_one("#editor", TextArea).text))
-
-    def _tell(self, change: Change | None) -> None:
-        from drill.tui.editor import tell_change
-
-        tell_change(self, change, self.session.script.name, self._load)
-
-    def _load(self, text: str | None) -> None:
-        editor = self.query_one("#editor", TextArea)
-        editor.read_only = text is None
-        row, column = editor.cursor_location
-        editor.load_text(text or "")
-        last = editor.document.line_count - 1
-        editor.cursor_location = (min(row, last), column)
-        self.code = text or ""
-
-    def action_load_file(self) -> None:
-        """ctrl+l: replace the editor's text by train.py as it is on disk."""
-        self._load(self.script.load())
-        self.notify(self.script.notice or "Loaded train.py from disk.")
-
-    def _watch_notebook(self) -> None:
-        stamp = stamp_of(self.notebook)
-        if stamp == self._notebook_stamp:
-            return
-        self._notebook_stamp = stamp
-        self._sync_notebook()
-
-    @work(thread=True, exclusive=True, group="notebook")
-    def _sync_notebook(self) -> None:
-        problem = self.session.sync_from_notebook()
-        self.app.call_from_thread(self._show_notebook, problem)
-
-    def _notebook_label(self) -> str:
-        return str(self.notebook)  # whole: the user opens it in another program
-
-    def _show_notebook(self, problem: str | None) -> None:
-        path = self.notebook
-        stamp = stamp_of(path)
-        saved = datetime.fromtimestamp(stamp[0] / 1e9).strftime("%H:%M:%S") if stamp else "never"
-        count = len(self.session.code().splitlines())
-        rows: list = [
-            ("Edit round.ipynb in Jupyter or VS Code; drill watches each save.", "b"),
-            shown(self._notebook_label()),
-            "",
-            joined("Last save: ", (saved, "b")),
-            joined("train.py from its %%writefile train.py cell: ", (f"{count} lines", "b")),
-        ]
-        if problem:
-            rows.append(joined(("Not read:", "yellow"), " ", problem))
-        rows += ["", ("Notes and the follow-up answers go in the notes pane here.", "dim")]
-        self.query_one("#notebook-panel", Static).update(lines(rows))
-
     # --- actions -------------------------------------------------------------------------------
-    @on(TextArea.Changed, "#editor")
-    def _code_changed(self, event: TextArea.Changed) -> None:
-        self.code = event.text_area.text
-
-    @on(TextArea.Changed, "#notes")
-    def _notes_changed(self, event: TextArea.Changed) -> None:
-        self.notes = event.text_area.text
-
     def action_toggle_pause(self) -> None:
         self._handle(self.clock.toggle_pause())
 
@@ -597,20 +433,6 @@ class CodingRoundScreen(Screen[None]):
         text = to_markdown(build_report(self.session))
         self.app.call_from_thread(self.app.push_screen, CodingReportScreen(text))
 
-    def action_external_editor(self) -> None:
-        from drill.tui.editor import edit_externally
-
-        if self.notebook is not None:
-            return
-        self.action_save()
-        notice = edit_externally(self.app, self.session.script)
-        if notice is not None and notice.startswith("ctrl+e needs"):
-            self.notify(notice)
-            return
-        if notice is not None:
-            self.notify(notice, severity="error")
-        self._load(self.script.load())  # saved before: the editor had nothing unsaved
-
     def action_grade(self) -> None:
         if self.grading:
             self.notify("Grading is already running.")
@@ -633,54 +455,19 @@ class CodingRoundScreen(Screen[None]):
     @work(thread=True, exclusive=True)
     def _grade(self, request: Grade) -> None:
         graded = grade_round(
-            self.session, request.phases, grader=grade, record=self._record, cancel=self.cancel
+            self.session,
+            request.phases,
+            grader=grade,
+            record=lambda result, out_dir: record_in_run_log(self.slot, result, out_dir),
+            cancel=self.cancel,
         )
-        rows: list = []
-        if graded.notebook_problem:  # the last train.py read was graded
-            rows.append(joined(("notebook not read:", "yellow"), f" {graded.notebook_problem}"))
-        if graded.error is not None or graded.result is None:
-            text = joined(("grading failed:", "red"), f" {graded.error}")
-        else:
-            if graded.reused:
-                rows.append(
-                    joined((f"train.py is unchanged since grading {graded.number}: its verdicts "
-                            "stand (not run again).", "dim"))
-                )  # fmt: skip
-            rows += verdict_lines(dict(graded.result))
-            rows += [joined((notice, "yellow")) for notice in graded.notices]
-            if request.feed_back and self.session.finished and not self.cancel.is_set():
-                rows += self._feed_back()
-            text = lines(rows)
+        feed_back = request.feed_back and self.session.finished and not self.cancel.is_set()
+        text = graded_text(
+            graded,
+            (lambda: feed_back_rows(self.slot, self.app, self.session)) if feed_back else None,
+        )
         if not self.cancel.is_set():
             self.app.call_from_thread(self._show_verdicts, text)
-
-    def _record(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
-        """Record the grading in the run log; its notices (when that failed)."""
-        services = self.slot.ready
-        if services is None:
-            return ["not recorded in the run log: the database did not load"]
-        notices: list[str] = []
-        services.record_grading(result, out_dir, notices.append)
-        return notices
-
-    def _feed_back(self) -> list[Content]:
-        """Rate what the round examined, once it is over (the text rounds' feedback)."""
-        from drill.mock.errors import MockError
-
-        services = self.slot.ready
-        not_fed = ("not fed back to review:", "yellow")
-        if services is None:
-            return [joined(not_fed, " the database did not load")]
-        try:
-            changed: list[str] = []
-            rated = services.feed_back_coding(self.session, changed)
-        except (MockError, OSError) as error:
-            return [joined(not_fed, f" {error}")]
-        if changed:  # home and the browser read them again (this runs in the grading worker)
-            self.app.call_from_thread(announce_rated, self.app, changed)
-        fed = [joined(("Fed back to review:", "bold")), *(joined(f"  {line}") for line in rated)]
-        keys = "F8: the report per phase; F4: your code beside the model answer."
-        return [*(fed if rated else []), joined(keys)]
 
     def _show_verdicts(self, text: Content) -> None:
         self.grading = False

@@ -1,15 +1,18 @@
-"""Text the coding round's screens show: the contract reflowed for a narrow pane, and a
-grading's verdicts as plain lines (the checks' words come from the user's run: text, never
-markup)."""
+"""Text the coding round's screens show: the contract reflowed for a narrow pane, a grading's
+verdicts as plain lines (the checks' words come from the user's run: text, never markup), and
+the notebook panel."""
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from pathlib import Path
 
 from textual.content import Content
 
 from drill.runs.checklist import CheckList
-from drill.tui.plain import joined
+from drill.tui.plain import joined, lines, shown
+from drill.watched_file import stamp_of
 
 
 def reflow(text: str) -> str:
@@ -41,3 +44,22 @@ def verdict_lines(result: dict) -> list[Content]:
     for cause in checks.likely_causes:
         rows.append(joined(("likely cause:", "yellow"), f" {cause}"))
     return rows
+
+
+def notebook_panel(notebook: Path, label: str, code: str, problem: str | None) -> Content:
+    """What a notebook round shows in place of the editor: where to edit (`label` names the
+    notebook), its last save, how long its train.py is, and why it was not read (when not)."""
+    stamp = stamp_of(notebook)
+    saved = datetime.fromtimestamp(stamp[0] / 1e9).strftime("%H:%M:%S") if stamp else "never"
+    count = len(code.splitlines())
+    rows: list = [
+        ("Edit round.ipynb in Jupyter or VS Code; drill watches each save.", "b"),
+        shown(label),
+        "",
+        joined("Last save: ", (saved, "b")),
+        joined("train.py from its %%writefile train.py cell: ", (f"{count} lines", "b")),
+    ]
+    if problem:
+        rows.append(joined(("Not read:", "yellow"), " ", problem))
+    rows += ["", ("Notes and the follow-up answers go in the notes pane here.", "dim")]
+    return lines(rows)

@@ -36,6 +36,7 @@ from drill.tui.code_editor import (
     CodeEditor,
     VerdictPlaces,
     go_to_line,
+    reload_text,
     toggle_zoom,
     verdict_keys,
 )
@@ -159,9 +160,7 @@ class ExerciseScreen(Screen[int | None]):
         if text is None:
             editor.load_text("")
             return
-        row, column = editor.cursor_location
-        editor.load_text(text)
-        editor.cursor_location = (min(row, editor.document.line_count - 1), column)
+        reload_text(editor, text)
 
     def _shown(self) -> str | None:
         """The editor's text, also before its Changed message arrives; None: no file loaded."""

@@ -110,6 +110,7 @@ class HomeScreen(Screen[None]):
         self.deck_ids: list[str] = []
         self._startup = startup  # the app's startup read; later refreshes read again
         self._resumed_before = False
+        self._read_pending = False  # a read after a rating is on its way
         self.loaded = False  # False while a cold start is still loading decks
         self._shown: FirstPaint | None = None  # what the table shows, for a resize
         self._shown_width = 0
@@ -156,9 +157,16 @@ class HomeScreen(Screen[None]):
         self._resumed_before = True
 
     def on_cards_rated(self, message: CardsRated) -> None:
-        """A rating anywhere (a lab over the browser, an exercise): the counts moved."""
-        if self.loaded:
-            self.refresh_counts()
+        """A rating anywhere (a lab over the browser, an exercise): the counts moved. Read once
+        the screen on top has painted (the next card first: a rating never waits on home's read
+        of every card), and once for ratings that come before that read."""
+        if self.loaded and not self._read_pending:
+            self._read_pending = True
+            self.call_after_refresh(self._read_after_rating)
+
+    def _read_after_rating(self) -> None:
+        self._read_pending = False
+        self.refresh_counts()
 
     def on_next_change(self) -> None:
         """The moment a count or a "Next due" reads otherwise: read again (covered by another

@@ -17,7 +17,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from rich.markdown import Markdown
 from textual.app import ComposeResult
@@ -32,6 +32,7 @@ from drill.text import printable
 from drill.tui.formatting import back_markdown, rating_label
 from drill.tui.plain import shown
 from drill.tui.rated import announce_rated
+from drill.tui.screens.review_card import RatingChoice, ShownCard
 
 if TYPE_CHECKING:
     from datetime import timedelta
@@ -44,28 +45,6 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
-
-
-class ShownCard(Protocol):
-    id: str
-    front: str
-    back: str
-
-    @property
-    def rubric(self) -> Any: ...
-
-
-class RatingChoice(Static):
-    """One of the four rating choices; clicking it rates like its key."""
-
-    def __init__(self, rating: int) -> None:
-        super().__init__(rating_label(rating, None), id=f"rate-{rating}", classes="rating")
-        self.rating = rating
-
-    async def on_click(self) -> None:
-        screen = self.screen
-        if isinstance(screen, ReviewScreen):
-            await screen.run_action(f"rate({self.rating})")
 
 
 class ReviewScreen(Screen[None]):

@@ -129,7 +129,7 @@ def test_an_off_shape_entry_is_not_served(deck_dir: Path, change: Any) -> None:
     _tamper(change)
     assert load_index([deck_dir], include_bundled=False) is None
     decks = load_decks([deck_dir], include_bundled=False)
-    assert [c.id for c in decks.all_cards()] == ["alpha", "beta", "gamma"]
+    assert [c.id for d in decks.decks for c in d.deck.cards] == ["alpha", "beta", "gamma"]
 
 
 def test_a_non_finite_number_in_the_cache_is_not_served(deck_dir: Path) -> None:

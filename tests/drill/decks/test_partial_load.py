@@ -108,7 +108,7 @@ def test_a_duplicate_deck_id_leaves_the_second_file_out(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(HEAD + good("x"))
     (tmp_path / "b.yaml").write_text(HEAD + good("y"))
     decks = load_decks([tmp_path], include_bundled=False, use_cache=False)
-    assert [c.id for c in decks.all_cards()] == ["x"]
+    assert [c.id for d in decks.decks for c in d.deck.cards] == ["x"]
     assert decks.invalid_paths == [tmp_path / "b.yaml"]
 
 

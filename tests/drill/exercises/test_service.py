@@ -153,8 +153,3 @@ def test_a_solve_after_viewing_the_solution_rates_again(service: ExerciseService
     service.solution("ddp-by-hand")
     assert service.check("ddp-by-hand").rating == AGAIN
     assert [r.rating for r in service.db.review.reviews("allreduce-card")] == [AGAIN]
-
-
-def test_for_card_finds_the_linked_exercise(service: ExerciseService) -> None:
-    assert service.for_card("allreduce-card") == "ddp-by-hand"
-    assert service.for_card("no-card") is None

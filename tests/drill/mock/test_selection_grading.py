@@ -5,10 +5,10 @@ import random
 import pytest
 
 from drill.mock.errors import MockError
-from drill.mock.grading import AGAIN, HARD, band, feedback_rating
 from drill.mock.loader import find_round, list_rounds, load_round_file
 from drill.mock.models import RoundDef
 from drill.mock.round import scaled_budgets
+from drill.mock.rubric_bands import AGAIN, HARD, band, feedback_rating
 from drill.mock.selection import plan_round
 from tests.support.mock_rounds import CARDS, card, tiny_round
 

@@ -153,8 +153,8 @@ def graded_talk_round(db: Database, answers: list[tuple[str, str | None, int, st
     """A graded talk round of the standard round's phases: per prompt (key, card, phase index,
     answer, the confirmed checklist)."""
     from drill.mock.clock import ClockState
-    from drill.mock.grading import GradedPrompt, PhaseInfo, build_report
     from drill.mock.loader import find_round
+    from drill.mock.rubric_bands import GradedPrompt, PhaseInfo, build_report
     from drill.mock.selection import PlannedPrompt
     from drill.mock.store import GradeRow, MockStore
 

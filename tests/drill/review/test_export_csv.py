@@ -10,14 +10,7 @@ from pathlib import Path
 import pytest
 
 from drill.database import open_app_database
-from drill.errors import DrillError
-from drill.review.export_csv import (
-    COLUMNS,
-    NothingToExport,
-    read_revlog_csv,
-    to_ms,
-    write_revlog_csv,
-)
+from drill.review.export_csv import COLUMNS, NothingToExport, to_ms, write_revlog_csv
 from drill.review.optimize import review_histories
 from drill.review.review_log import LoggedReview, read_review_log
 from drill.review.scheduler import rate_card
@@ -48,12 +41,27 @@ def _key(r: LoggedReview) -> tuple[str, int, int, int, int]:
     return (r.card_id, to_ms(r.reviewed_at), r.rating, r.state, r.duration_ms)
 
 
+def _read_csv(path: Path) -> list[LoggedReview]:
+    """The CSV as the FSRS tools read it: one review per row, in COLUMNS."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [
+            LoggedReview(
+                row["card_id"],
+                datetime.fromtimestamp(int(row["review_time"]) / 1000, tz=UTC),
+                int(row["review_rating"]),
+                int(row["review_state"]),
+                int(row["review_duration"]),
+            )
+            for row in csv.DictReader(handle)
+        ]
+
+
 def test_round_trip_keeps_every_review(tmp_path: Path) -> None:
     original = synthetic_reviews(500)
     db = open_app_database(write_review_log(tmp_path / "drill.sqlite3", original))
     stored = read_review_log(db)
     db.close()
-    back = read_revlog_csv(write_revlog_csv(stored, tmp_path / "revlog.csv"))
+    back = _read_csv(write_revlog_csv(stored, tmp_path / "revlog.csv"))
     assert len(back) == len(original) == 500
     key = [(r.card_id, to_ms(r.reviewed_at), r.rating, r.state, r.duration_ms) for r in back]
     expected = [
@@ -67,13 +75,3 @@ def test_an_empty_log_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(NothingToExport):
         write_revlog_csv([], tmp_path / "revlog.csv")
     assert not (tmp_path / "revlog.csv").exists()
-
-
-def test_a_bad_csv_is_a_one_line_error_naming_the_line(tmp_path: Path) -> None:
-    path = tmp_path / "bad.csv"
-    path.write_text(",".join(COLUMNS) + "\nalpha,1767601800250,7,0,10\n", encoding="utf-8")
-    with pytest.raises(DrillError, match=r"bad\.csv:2: bad row"):
-        read_revlog_csv(path)
-    path.write_text("card_id,review_time\n", encoding="utf-8")
-    with pytest.raises(DrillError, match="missing column"):
-        read_revlog_csv(path)

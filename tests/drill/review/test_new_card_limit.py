@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from drill.decks.index import DeckOutline
 from drill.review.due import due_counts
-from drill.review.queue import day_start, queue_for, review_day
+from drill.review.queue import day_start, new_remaining, queue_for, review_day
 from drill.settings import Settings
 from storage.snapshot import ScheduleRow, Snapshot
 
@@ -38,7 +38,7 @@ def test_reviews_dated_after_now_do_not_use_up_todays_new_cards() -> None:
     )
     assert snapshot.introduced_since(start, until=NOW) == 1
     day = review_day(NOW, Settings(new_cards_per_day=3, day_start_hour=4), snapshot)
-    assert (day.introduced_today, day.new_allowance) == (1, 2)
+    assert day.introduced_today == 1 and new_remaining(day.new_limit, day.introduced_today) == 2
     outline = [DeckOutline("d", "D", ("today", "in-an-hour", "next-year", "n1", "n2", "n3"))]
     offered = [e.card_id for e in queue_for(outline, snapshot.schedules, NOW, day) if e.is_new]
     assert offered == ["n1", "n2"]

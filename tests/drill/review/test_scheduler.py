@@ -7,7 +7,14 @@ from datetime import UTC, datetime, timedelta
 
 from drill.decks.index import DeckOutline
 from drill.review.due import due_counts
-from drill.review.queue import build_queue, day_start, next_day_start, queue_for, review_day
+from drill.review.queue import (
+    build_queue,
+    day_start,
+    new_remaining,
+    next_day_start,
+    queue_for,
+    review_day,
+)
 from drill.review.scheduler import make_scheduler, next_state, preview_intervals
 from drill.settings import Settings
 from storage.snapshot import ScheduleRow, Snapshot
@@ -119,9 +126,10 @@ def test_review_day_is_the_one_day_and_new_card_budget() -> None:
     )
     day = review_day(now, Settings(new_cards_per_day=3, day_start_hour=6), snapshot)
     assert (day.start, day.next_start) == (start, tomorrow)
-    assert (day.new_limit, day.introduced_today, day.new_allowance) == (3, 2, 1)
+    assert (day.new_limit, day.introduced_today) == (3, 2)
+    assert new_remaining(day.new_limit, day.introduced_today) == 1
     over = review_day(now, Settings(new_cards_per_day=1), snapshot)
-    assert over.new_allowance == 0  # never negative
+    assert new_remaining(over.new_limit, over.introduced_today) == 0  # never negative
 
 
 def test_queue_for_and_due_counts_share_the_days_budget() -> None:

@@ -37,7 +37,7 @@ def test_custom_study_ahead_is_left_out_of_true_retention(tmp_path: Path) -> Non
         rate_card(db, "m", "d", 1, content_hash=None, now=early, schedule=_kept)
         rate_card(db, "m", "d", 3, content_hash=None, now=due + timedelta(hours=8),
                   settings=settings, scheduler=scheduler)  # fmt: skip
-        rows = db.review.log_rows()
+        rows = db.review.log_read().rows
         assert len(read_review_log(db)) == len(rows) - 1  # the optimizer's rule drops one row
     finally:
         db.close()

@@ -98,8 +98,8 @@ async def test_m_offers_the_coding_round_and_autosaves_what_is_typed(make_app) -
 
 @run_async
 async def test_m_offers_the_standard_round_in_a_notebook(make_app) -> None:
-    from drill.mock.coding.session import CodingSession, default_rounds_dir
     from drill.mock.coding.notebook import find_train_cell
+    from drill.mock.coding.session import CodingSession, default_rounds_dir
     from drill.tui.screens.coding_round import CodingRoundScreen
     from tests.support.pilot import Notices
 

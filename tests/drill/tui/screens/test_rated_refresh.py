@@ -133,3 +133,30 @@ async def test_a_rating_in_review_refreshes_home_underneath(make_app: Any) -> No
         await pilot.press("space", "1")  # a new card rated Again: in learning now
         await until(pilot, lambda: row_text(home, "#decks", "alpha")[2] == "2")
         assert app.screen is review  # still reviewing: home read again underneath
+
+
+@run_async
+async def test_ratings_in_a_row_cost_home_one_read_after_the_paint(make_app: Any) -> None:
+    """Home reads every card's schedule: three ratings announced before it gets to read cost one
+    read, done after the screen on top has painted, not inside each rating."""
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        reads: list[int] = []
+        real_read = home.refresh_counts
+
+        def counted() -> None:
+            reads.append(1)
+            real_read()
+
+        home.refresh_counts = counted  # type: ignore[method-assign]
+        for _ in range(3):
+            announce_rated(app, ["a1"])
+        assert reads == []  # the ratings did not wait on home
+        await until(pilot, lambda: len(reads) >= 1)
+        await pilot.pause()
+        await pilot.pause()
+        assert len(reads) == 1

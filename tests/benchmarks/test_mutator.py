@@ -1,4 +1,4 @@
-"""The mutator (trainer_lab.mutants): its operators, its determinism, that it never writes over
+"""The mutator (benchmarks/mutator.py): its operators, its determinism, that it never writes over
 the file it mutates, and (lab tier) that a fixed sample of mutants of the model answers is still
 killed by the check that killed it when benchmarks/RESULTS-mutants.md was written."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trainer_lab.mutants import OPERATORS, compile_error, find, mutants, sample, write
+from benchmarks.mutator import OPERATORS, compile_error, find, mutants, sample, write
 
 SOURCE = '''\
 """A module docstring: never mutated."""

@@ -1,4 +1,5 @@
-"""Grading: bands from the confirmed rubric checklist, and which cards go back to review.
+"""The text rounds' rubric bands: a score's band from the confirmed rubric checklist, and which
+cards go back to review (the coding round's grader is trainer_lab.grading).
 
 A prompt's score is the fraction of its rubric bullets checked; a phase's and the round's score
 weigh every bullet equally. A card the user answered whose rubric was not fully covered is fed
