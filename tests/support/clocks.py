@@ -32,3 +32,20 @@ class Clock:
 
     def advance(self, **delta: float) -> None:
         self.now += timedelta(**delta)
+
+
+def pin_cli_clock(monkeypatch: object) -> datetime:
+    """Pin the wall clock a CLI command reads (drill.services.system_now) to noon UTC of today,
+    far from the 04:00 day start, so a test that writes "now" and then asks for "today" cannot
+    straddle a day boundary. Returns the pinned moment."""
+    import drill.services
+
+    moment = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0)
+
+    class _Pinned(datetime):
+        @classmethod
+        def now(cls, tz=None):  # type: ignore[no-untyped-def, override]
+            return moment if tz is None or tz is UTC else moment.astimezone(tz)
+
+    monkeypatch.setattr(drill.services, "datetime", _Pinned)  # type: ignore[attr-defined]
+    return moment

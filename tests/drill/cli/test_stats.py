@@ -11,6 +11,7 @@ import pytest
 
 from drill.cli.main import main
 from drill.paths import database_path
+from tests.support.clocks import pin_cli_clock
 from tests.support.review_logs import LogBuilder, write_browse_decks
 
 
@@ -18,6 +19,11 @@ from tests.support.review_logs import LogBuilder, write_browse_decks
 def utc_zone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
+
+
+@pytest.fixture
+def now(monkeypatch: pytest.MonkeyPatch) -> datetime:
+    return pin_cli_clock(monkeypatch)
 
 
 def run(argv: list[str]) -> int:
@@ -35,8 +41,9 @@ def test_json_on_an_empty_database(tmp_path: Path, capsys: pytest.CaptureFixture
     assert database_path().exists()  # created and migrated on the way
 
 
-def test_text_and_json_agree_on_a_history(capsys: pytest.CaptureFixture[str]) -> None:
-    now = datetime.now(UTC)
+def test_text_and_json_agree_on_a_history(
+    capsys: pytest.CaptureFixture[str], now: datetime
+) -> None:
     log = LogBuilder(database_path())
     for i in range(4):
         log.review("fsdp-shard", "infra", now - timedelta(days=i), 1 if i == 0 else 3, 30.0)
@@ -55,10 +62,9 @@ def test_text_and_json_agree_on_a_history(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_text_says_one_review_and_one_day_in_the_singular(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], now: datetime
 ) -> None:
     decks = write_browse_decks(tmp_path / "decks")
-    now = datetime.now(UTC)
     log = LogBuilder(database_path())
     log.card("fsdp-shard", "infra", due=now + timedelta(days=30), interval_days=30, lapses=1)
     log.review("fsdp-shard", "infra", now, 1, 30.0)
