@@ -57,6 +57,13 @@ def register(subparsers: Any) -> None:
     p_run.add_argument("name", help="lab name (see `drill lab list`)")
     p_run.add_argument("--world-size", type=int, default=None, help="number of ranks")
     p_run.add_argument(
+        "--nnodes",
+        type=int,
+        default=None,
+        help="nodes to run on: 2 runs a cluster lab on an emulated cluster of network "
+        "namespaces on this machine (loopback addresses when not root); see `drill lab list`",
+    )
+    p_run.add_argument(
         "--param",
         action="append",
         default=[],
@@ -167,6 +174,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from trainer_lab.api import prepare_run_dir
     from trainer_lab.catalogue import check_timeout, get_lab, resolve_world_size
     from trainer_lab.catalogue_types import ParamError
+    from trainer_lab.cluster.nodes import check_nnodes
     from trainer_lab.devices import backend_choice
     from trainer_lab.result import EXIT_FOR_STATUS
     from trainer_lab.warm.start import LAUNCHER_ENV
@@ -175,6 +183,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec = get_lab(args.name)
         params = spec.resolve_params(parse_params(spec, args.param))
         world_size = resolve_world_size(spec, args.world_size)
+        if args.nnodes is not None:
+            check_nnodes(spec, args.nnodes)
         timeout = None if args.timeout is None else check_timeout(args.timeout, "--timeout")
         if args.out is not None:
             require_parent_dir(args.out)

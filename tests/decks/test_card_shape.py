@@ -94,10 +94,10 @@ def test_a_front_asks_one_question() -> None:
 
 _COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
 _COUNT_WORDS |= {"nine": 9, "ten": 10}
-# "Name four kinds of ...", "which three metrics": the first count word, unless it counts time.
-_COUNT = re.compile(
-    r"\b(" + "|".join(_COUNT_WORDS) + r")\b(?!\s+(?:minutes|hours|days|weeks)\b)", re.IGNORECASE
-)
+# "Name four kinds of ...", "which three metrics": the first count word, unless it counts time
+# or describes the setting ("a two-node job", "from two nodes to one").
+_SETTING = r"(?!-)(?!\s+(?:minutes|hours|days|weeks|nodes|ranks|GPUs|processes)\b)"
+_COUNT = re.compile(r"\b(" + "|".join(_COUNT_WORDS) + r")\b" + _SETTING, re.IGNORECASE)
 
 
 def asked_count(front: str) -> int | None:
@@ -111,6 +111,8 @@ def test_asked_count_reads_the_number_a_front_asks_for() -> None:
     assert asked_count("If you could emit only three metrics, which three?") == 3
     assert asked_count("Probe four areas. Name them, with two or three topics each.") == 4
     assert asked_count("RLHF versus DPO in two minutes.") is None
+    assert asked_count("A two-node job loses a node. What does the agent do?") is None
+    assert asked_count("A job shrinks from two nodes to one. Name three effects.") == 3
     assert asked_count("A 13B model does not fit on 8 GPUs. What do you change?") is None
 
 

@@ -49,3 +49,16 @@ def undeclared(result: dict[str, Any]) -> list[str]:
 
     walk(result["observations"], "")
     return missing
+
+
+def cluster_leftovers() -> list[str]:
+    """Namespaces and links (`ip netns list`, `ip link`) of an emulated cluster whose owner has
+    ended: a lab that ran must leave none (a cluster still running elsewhere is not counted)."""
+    from trainer_lab.cluster.network import existing_names, owner_of
+    from trainer_lab.procs import is_alive
+
+    return [
+        name
+        for name in existing_names()
+        if (owner := owner_of(name)) is not None and not is_alive(owner)
+    ]

@@ -27,6 +27,13 @@ class AgentSpec:
     max_restarts: int = 0
     nproc_per_node: int = 1
     join_timeout_s: int = 30
+    # once min_nodes have joined, how long the rendezvous waits for more (torch's default, 30 s,
+    # would hold every elastic restart for half a minute)
+    last_call_timeout_s: int = 1
+    # a node whose heartbeat is older than interval x attempts is dead and leaves the
+    # rendezvous (torch's default, 5 s x 3, holds a survivor's restart for 15 s)
+    keep_alive_interval_s: int = 1
+    keep_alive_max_attempt: int = 2
 
 
 def free_port(ip: str) -> int:
@@ -51,7 +58,12 @@ def agent_argv(cluster: Cluster, node: Node, spec: AgentSpec, port: int) -> list
         "--rdzv-backend", "c10d", "--rdzv-endpoint", f"{cluster.nodes[0].ip}:{port}",
         "--rdzv-id", f"drill{cluster.owner}", "--local-addr", node.ip,
     ]  # fmt: skip
-    conf = [f"join_timeout={spec.join_timeout_s}"]
+    conf = [
+        f"join_timeout={spec.join_timeout_s}",
+        f"last_call_timeout={spec.last_call_timeout_s}",
+        f"keep_alive_interval={spec.keep_alive_interval_s}",
+        f"keep_alive_max_attempt={spec.keep_alive_max_attempt}",
+    ]
     if node.index == 0:
         conf.append("is_host=true")  # namespaces share the hostname: say who hosts the store
     else:
@@ -63,6 +75,7 @@ def agent_argv(cluster: Cluster, node: Node, spec: AgentSpec, port: int) -> list
 def agent_env(node: Node, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["GLOO_SOCKET_IFNAME"] = node.ifname
+    env["DRILL_NODE"] = str(node.index)  # which emulated node a worker runs on
     env.pop("MASTER_ADDR", None)
     env.pop("MASTER_PORT", None)
     env.update(extra or {})
@@ -77,6 +90,113 @@ class AgentsOutcome:
     logs: dict[int, str]
 
 
+class AgentGroup:
+    """One running agent per node (started at construction, or only start_nodes of them: start
+    the others with start_node); kill a node's whole tree, start a fresh agent in its place,
+    wait for the rest, and on close kill whatever is still running (a context manager)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        spec: AgentSpec,
+        log_dir: Path,
+        env: dict[str, str] | None = None,
+        node_env: dict[int, dict[str, str]] | None = None,
+        start_nodes: set[int] | None = None,
+    ) -> None:
+        self.cluster, self.spec, self.log_dir = cluster, spec, log_dir
+        self.env = env or {}
+        self.port = rendezvous_port(cluster)
+        self.started = time.monotonic()
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        self.logs: dict[int, Path] = {}
+        self.ended_at: dict[int, float] = {}  # node index -> monotonic time its exit was seen
+        self.killed: set[int] = set()
+        self.replaced: dict[int, int] = {}  # node index -> how many times a fresh agent took over
+        try:
+            for node in cluster.nodes:
+                if start_nodes is None or node.index in start_nodes:
+                    self.start_node(node.index, (node_env or {}).get(node.index))
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, index: int, extra: dict[str, str] | None, log_name: str) -> None:
+        node = self.cluster.nodes[index]
+        self.logs[index] = self.log_dir / log_name
+        with self.logs[index].open("wb") as sink:
+            self.procs[index] = subprocess.Popen(
+                agent_argv(self.cluster, node, self.spec, self.port),
+                env=agent_env(node, {**self.env, **(extra or {})}),
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+
+    def start_node(self, index: int, extra: dict[str, str] | None = None) -> None:
+        """Start node `index`'s agent late (one left out at construction: a node joining) or
+        afresh (its old agent killed: a replacement node); a fresh agent logs to
+        agent<index>-r<n>.log."""
+        if index in self.procs and self.procs[index].poll() is None:
+            raise RuntimeError(f"node {index}'s agent still runs: kill it before replacing it")
+        log_name = f"agent{index}.log"
+        if index in self.procs:
+            self.replaced[index] = self.replaced.get(index, 0) + 1
+            log_name = f"agent{index}-r{self.replaced[index]}.log"
+        self.ended_at.pop(index, None)
+        self.killed.discard(index)
+        self._start(index, extra, log_name)
+
+    def poll(self) -> dict[int, int | None]:
+        """Each agent's exit code, None while it runs; records when an exit was first seen."""
+        codes: dict[int, int | None] = {}
+        for index, proc in self.procs.items():
+            codes[index] = proc.poll()
+            if codes[index] is not None and index not in self.ended_at:
+                self.ended_at[index] = time.monotonic()
+        return codes
+
+    def kill_node(self, index: int) -> float:
+        """SIGKILL node `index`'s agent and every worker under it; return the monotonic time."""
+        proc = self.procs[index]
+        for pid in kill_tree(proc.pid):
+            if pid != proc.pid:
+                reap(pid)
+        proc.wait()
+        self.killed.add(index)
+        self.poll()
+        return time.monotonic()
+
+    def wait(self, deadline_s: float) -> bool:
+        """Wait until every agent has exited or deadline_s (from the start) passed; True when
+        all exited."""
+        while any(code is None for code in self.poll().values()):
+            if time.monotonic() - self.started > deadline_s:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def close(self) -> None:
+        """Kill what still runs of every agent's tree (safe to call twice)."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                for pid in kill_tree(proc.pid):
+                    if pid != proc.pid:
+                        reap(pid)
+            proc.wait()
+
+    def log_text(self, index: int) -> str:
+        with contextlib.suppress(OSError):
+            return self.logs[index].read_bytes()[-20_000:].decode("utf-8", "replace")
+        return ""
+
+    def __enter__(self) -> AgentGroup:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
 def run_agents(
     cluster: Cluster,
     spec: AgentSpec,
@@ -86,39 +206,13 @@ def run_agents(
 ) -> AgentsOutcome:
     """Start one agent per node, wait for all of them until deadline_s, then kill whatever is
     left of every agent's tree (also when interrupted)."""
-    port = rendezvous_port(cluster)
-    started = time.monotonic()
-    procs: dict[int, subprocess.Popen[bytes]] = {}
-    logs: dict[int, Path] = {}
-    timed_out = False
-    try:
-        for node in cluster.nodes:
-            logs[node.index] = log_dir / f"agent{node.index}.log"
-            with logs[node.index].open("wb") as sink:
-                procs[node.index] = subprocess.Popen(
-                    agent_argv(cluster, node, spec, port),
-                    env=agent_env(node, env),
-                    stdout=sink,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                )
-        while any(proc.poll() is None for proc in procs.values()):
-            if time.monotonic() - started > deadline_s:
-                timed_out = True
-                break
-            time.sleep(0.05)
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                for pid in kill_tree(proc.pid):
-                    if pid != proc.pid:
-                        reap(pid)
-            proc.wait()
-    codes = {
-        i: (None if timed_out and p.returncode < 0 else p.returncode) for i, p in procs.items()
-    }
-    texts: dict[int, str] = {}
-    for index, path in logs.items():
-        with contextlib.suppress(OSError):
-            texts[index] = path.read_bytes()[-20_000:].decode("utf-8", "replace")
-    return AgentsOutcome(codes, timed_out, time.monotonic() - started, texts)
+    with AgentGroup(cluster, spec, log_dir, env) as group:
+        done = group.wait(deadline_s)
+        timed_out = not done
+        group.close()
+        codes = {
+            i: (None if timed_out and p.returncode < 0 else p.returncode)
+            for i, p in group.procs.items()
+        }
+        texts = {index: group.log_text(index) for index in group.logs}
+        return AgentsOutcome(codes, timed_out, time.monotonic() - group.started, texts)
