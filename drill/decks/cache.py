@@ -20,7 +20,7 @@ from typing import Any
 from drill.files import read_regular
 from drill.paths import cache_dir
 
-DECK_SCHEMA_VERSION = 4
+DECK_SCHEMA_VERSION = 5
 CACHE_FORMAT = "drill-deck-cache"
 
 Check = Callable[[Any], bool]
@@ -103,6 +103,27 @@ PREDICT_FIELDS: dict[str, Check] = {
     "ask": _str,
     "choices": _list_of(_record({"text": _str, "when": _str})),
 }
+
+
+def _number(value: Any) -> bool:
+    kind = type(value)
+    return kind is int or (kind is float and math.isfinite(value))
+
+
+NUMBER_VAR_FIELDS: dict[str, Check] = {
+    "min": _optional(_number),
+    "max": _optional(_number),
+    "step": _optional(_number),
+    "choices": _list_of(_number),
+    "unit": _str,
+}
+NUMBERS_FIELDS: dict[str, Check] = {
+    "vars": _dict_of(_record(NUMBER_VAR_FIELDS)),
+    "let": _dict_of(_str),
+    "answer": _str,
+    "unit": _str,
+    "tolerance": _number,
+}
 CARD_FIELDS: dict[str, Check] = {
     "id": _str,
     "level": lambda value: value in ("easy", "medium", "hard"),
@@ -115,6 +136,7 @@ CARD_FIELDS: dict[str, Check] = {
     "lab": _optional(_record(LAB_FIELDS)),
     "predict": _optional(_record(PREDICT_FIELDS)),
     "exercise": _optional(_str),
+    "numbers": _optional(_record(NUMBERS_FIELDS)),
 }
 DECK_FIELDS: dict[str, Check] = {
     "deck": _str,

@@ -123,6 +123,7 @@ class CardRecord:
     predict: dict[str, Any] | None
     hash: str
     exercise: str | None = None
+    numbers: dict[str, Any] | None = None  # a numbers card's spec (drill.decks.numbers)
 
     def content_hash(self) -> str:
         return self.hash
@@ -270,6 +271,7 @@ def record_of(entry: FileEntry, card: dict[str, Any]) -> CardRecord:
         predict=card.get("predict"),
         hash=entry.hashes[card["id"]],
         exercise=card.get("exercise"),
+        numbers=card.get("numbers"),
     )
 
 

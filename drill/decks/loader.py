@@ -36,7 +36,7 @@ from drill.decks.index import (
     unique_files,
     unreadable,
 )
-from drill.decks.models import Card, Deck, LabLink, Predict, PredictChoice
+from drill.decks.models import Card, Deck, LabLink, Numbers, NumberVar, Predict, PredictChoice
 from drill.decks.problems import card_lines, child, duplicate_keys, node_line, validation_problems
 from drill.decks.safe_yaml import YamlProblem, read_yaml
 
@@ -236,6 +236,12 @@ def _rebuild(data: dict[str, Any]) -> Deck:
             predict = dict(card["predict"])
             predict["choices"] = [PredictChoice.model_construct(**c) for c in predict["choices"]]
             card["predict"] = Predict.model_construct(**predict)
+        if card.get("numbers") is not None:
+            numbers = dict(card["numbers"])
+            numbers["vars"] = {
+                k: NumberVar.model_construct(**v) for k, v in numbers["vars"].items()
+            }
+            card["numbers"] = Numbers.model_construct(**numbers)
         cards.append(Card.model_construct(**card))
     return Deck.model_construct(**{**data, "cards": cards})
 

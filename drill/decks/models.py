@@ -7,11 +7,21 @@ import json
 import math
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from drill.decks import numbers as numbers_engine
 
 Level = Literal["easy", "medium", "hard"]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 ParamValue = int | float | bool | str
+CHECKED_DRAWINGS = 16  # drawings of a numbers card computed when it loads
 
 
 def _non_blank(value: str) -> str:
@@ -56,6 +66,36 @@ class LabLink(_Strict):
         return params
 
 
+class NumberVar(_Strict):
+    """A variable of a numbers card: `choices`, or a range `min`..`max` in `step`s."""
+
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+    choices: list[float] = Field(default_factory=list, max_length=100)
+    unit: str = ""
+
+
+class Numbers(_Strict):
+    """A card whose numbers are drawn per review (drill.decks.numbers has the formula language)."""
+
+    vars: dict[str, NumberVar]
+    let: dict[str, str] = Field(default_factory=dict)  # named steps of the worked solution
+    answer: str
+    unit: str = ""
+    tolerance: float = Field(default=0.1, gt=0, le=1)  # relative error that counts as right
+
+    @model_validator(mode="after")
+    def _computes(self) -> Numbers:
+        try:  # parses every formula, then computes a few drawings to the end (seed 0 first)
+            spec = numbers_engine.spec_from(self.model_dump(mode="json"))
+            for seed in range(CHECKED_DRAWINGS):
+                numbers_engine.draw(spec, seed)
+        except numbers_engine.NumbersError as error:
+            raise ValueError(str(error)) from None
+        return self
+
+
 class Card(_Strict):
     id: Identifier
     level: Level
@@ -68,14 +108,27 @@ class Card(_Strict):
     lab: LabLink | None = None
     predict: Predict | None = None
     exercise: Identifier | None = None  # an exercise from trainer_lab.exercises' catalogue
+    numbers: Numbers | None = None  # a numbers card: `{name}`s in the text are filled per review
 
     _text_not_blank = field_validator("front", "back")(_non_blank)
 
+    @model_validator(mode="after")
+    def _known_placeholders(self) -> Card:
+        if self.numbers is None:
+            return self
+        spec = numbers_engine.spec_from(self.numbers.model_dump(mode="json"))
+        for key in ("front", "back", "more"):
+            unknown = numbers_engine.placeholders(getattr(self, key)) - spec.names()
+            if unknown:
+                raise ValueError(f"{key} names {{{sorted(unknown)[0]}}}, not a numbers value")
+        return self
+
     def content_hash(self) -> str:
         """Hash of what the learner sees; an edit changes it, the id (and history) stays."""
-        payload = json.dumps(
-            {"front": self.front, "back": self.back, "rubric": self.rubric}, sort_keys=True
-        )
+        shown: dict[str, object] = {"front": self.front, "back": self.back, "rubric": self.rubric}
+        if self.numbers is not None:  # only here: the other cards' hashes (and history) stay
+            shown["numbers"] = self.numbers.model_dump(mode="json")
+        payload = json.dumps(shown, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

@@ -27,11 +27,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from drill import guarded_db
+from drill.decks.numbers import Instance, fresh_instance, shown_text
 from drill.review.ratings import RATING_NAMES
 from drill.text import printable
 from drill.tui.formatting import back_markdown, rating_label
 from drill.tui.plain import shown
 from drill.tui.rated import announce_rated
+from drill.tui.screens.numbers_answer import NumberAnswerScreen, back_with_typed_answer
 from drill.tui.screens.review_card import RatingChoice, ShownCard
 
 if TYPE_CHECKING:
@@ -62,6 +64,7 @@ class ReviewScreen(Screen[None]):
         Binding("m", "more", "More"),
         Binding("l", "lab", "Lab"),
         Binding("e", "exercise", "Exercise"),
+        Binding("n", "answer", "Type the number", show=False),  # a numbers card only
         Binding("escape,q", "leave", "Home"),
     ]
 
@@ -85,6 +88,8 @@ class ReviewScreen(Screen[None]):
         self.edited = False
         self.revealed = False
         self.rated_in_lab: int | None = None  # the lab panel rated the card on screen
+        self.numbers: Instance | None = None  # a numbers card's drawing for this showing
+        self.typed: float | None = None  # the number typed for it (key n)
         self.shown_at = time.monotonic()
         self._remaining_hint = 0
         self._attach_lock = asyncio.Lock()
@@ -193,6 +198,7 @@ class ReviewScreen(Screen[None]):
     ) -> None:
         self.card, self.card_deck, self.is_new, self.edited = card, deck, is_new, edited
         self.kind = kind
+        self.numbers, self.typed = fresh_instance(card), None
         self.revealed = False
         self.rated_in_lab = None
         self.query_one("#more", Static).display = False
@@ -201,12 +207,13 @@ class ReviewScreen(Screen[None]):
         marker.display = edited
         # Rich's Markdown in a Static renders in one pass; Textual's Markdown widget mounts a
         # widget per block and parses in a thread, which tripled rating -> next card latency.
-        self.query_one("#front", Static).update(Markdown(printable(card.front)))
+        front = shown_text(card.front, self.numbers)
+        self.query_one("#front", Static).update(Markdown(printable(front)))
         # The back is rendered on reveal: a rating then only costs the front's paint.
         self.query_one("#back", Static).display = False
         self.query_one("#divider", Static).display = False
         hint = self.query_one("#reveal-hint", Static)
-        hint.update("space: show the answer")
+        hint.update("space: show the answer" + (" · n: type it" if self.numbers else ""))
         hint.display = True
         self.query_one("#ratings", Horizontal).display = False
         self.query_one("#card", VerticalScroll).scroll_home(animate=False)
@@ -242,7 +249,8 @@ class ReviewScreen(Screen[None]):
             return
         self.revealed = True
         back = self.query_one("#back", Static)
-        back.update(Markdown(printable(back_markdown(self.card.back, list(self.card.rubric)))))
+        text = back_with_typed_answer(self.card.back, self.numbers, self.typed)
+        back.update(Markdown(printable(back_markdown(text, list(self.card.rubric)))))
         back.display = True
         self.query_one("#divider", Static).display = True
         self.query_one("#reveal-hint", Static).display = False
@@ -354,6 +362,16 @@ class ReviewScreen(Screen[None]):
         self.notify(f"Undid the {undone}", timeout=2)
         await self._show_from_session()
 
+    async def action_answer(self) -> None:
+        """A numbers card: type the answer; the back then says how far off it is."""
+        if self.numbers is not None and not self.revealed:
+            self.app.push_screen(NumberAnswerScreen(self.numbers.spec.unit), self._answered)
+
+    async def _answered(self, typed: float | None) -> None:
+        if typed is not None and self.numbers is not None and not self.revealed:
+            self.typed = typed
+            await self._reveal()
+
     def _has_more(self) -> bool:
         return self.card is not None and bool(getattr(self.card, "more", ""))
 
@@ -364,7 +382,8 @@ class ReviewScreen(Screen[None]):
         if not self.revealed:
             await self._reveal()
         more = self.query_one("#more", Static)
-        more.update(Markdown(printable(str(getattr(self.card, "more", "")))))
+        more_text = shown_text(str(getattr(self.card, "more", "")), self.numbers)
+        more.update(Markdown(printable(more_text)))
         more.display = True
         self.call_after_refresh(
             lambda: self.query_one("#card", VerticalScroll).scroll_to_widget(more, top=True)

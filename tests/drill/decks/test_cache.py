@@ -15,7 +15,7 @@ import pytest
 from drill.decks import cache
 from drill.decks.index import load_index
 from drill.decks.loader import load_decks
-from drill.decks.models import Card, Deck, LabLink, Predict
+from drill.decks.models import Card, Deck, LabLink, Numbers, NumberVar, Predict
 from drill.paths import cache_dir
 from drill.review.due import first_paint
 
@@ -25,6 +25,7 @@ SCHEMA_HASHES = {
     2: "406c8cc6e63ff63f",
     3: "7c824eaaa07dbcac",  # lab `where:`, card `exercise:`
     4: "7c824eaaa07dbcac",  # same models; a bad card no longer leaves its whole file out
+    5: "45d559144aee8c97",  # card `numbers:` (drill.decks.numbers)
 }
 
 
@@ -44,6 +45,8 @@ def test_cache_shape_tables_name_every_model_field() -> None:
     assert set(cache.CARD_FIELDS) == set(Card.model_fields)
     assert set(cache.LAB_FIELDS) == set(LabLink.model_fields)
     assert set(cache.PREDICT_FIELDS) == set(Predict.model_fields)
+    assert set(cache.NUMBERS_FIELDS) == set(Numbers.model_fields)
+    assert set(cache.NUMBER_VAR_FIELDS) == set(NumberVar.model_fields)
 
 
 def _stored() -> dict[str, Any]:

@@ -5,6 +5,7 @@ description (the title), which Anki renders as HTML too."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,3 +130,38 @@ def test_hostile_text_is_escaped_html_in_the_deck_description_and_the_fields(
         for name in ("Front", "Back", "DrillId"):
             assert "<img" not in str(fields[name]) and HTML not in str(fields[name])
         assert "&lt;img src=x onerror=alert(1)&gt;" in str(fields["Front"])
+
+
+def test_a_numbers_card_exports_one_fixed_drawing(tmp_path: Path, collection: Collection) -> None:
+    card = {
+        "id": "ring-time",
+        "level": "easy",
+        "front": "Send {size} MB at {bw} MB/s: seconds?",
+        "back": "{size} / {bw} s.",
+        "numbers": {
+            "vars": {"size": {"min": 10, "max": 90, "step": 10}, "bw": {"choices": [2, 4, 5]}},
+            "answer": "size / bw",
+            "unit": "s",
+        },
+    }
+    deck = Deck.model_validate({"deck": "numbers", "title": "Numbers", "cards": [card]})
+    out = write_apkg([deck], tmp_path / "one.apkg")[0]
+    _import(collection, out)
+    fields = _notes(collection)["ring-time"]["fields"]
+    assert isinstance(fields, dict)
+    size, bw = re.fullmatch(
+        r"<p>Send (\d+) MB at (\d) MB/s: seconds\?</p>", fields["Front"]
+    ).groups()
+    assert f"<strong>Answer: {int(size) / int(bw):.3g} s</strong>" in fields["Back"]
+    again = write_apkg([deck], tmp_path / "two.apkg")[0]  # the same drawing every export
+    assert again.read_bytes() != b"" and _fields_of(again, tmp_path) == fields
+
+
+def _fields_of(package: Path, tmp_path: Path) -> dict[str, object]:
+    (tmp_path / "again").mkdir()
+    col = Collection(str(tmp_path / "again" / "collection.anki2"))
+    try:
+        _import(col, package)
+        return _notes(col)["ring-time"]["fields"]  # type: ignore[return-value]
+    finally:
+        col.close()

@@ -22,6 +22,10 @@ def test_fsdp2_everyday_uses(tmp_path: Path, world_size: int) -> None:
     assert obs["accum"]["no_sync_reduce_scatters"] == 3
     assert obs["accum"]["every_micro_reduce_scatters"] == 12
     assert obs["mp"]["output_dtype"] == "bfloat16"
+    assert obs["mp"]["reduce_dtype"] == "float32"  # reduce_dtype=fp32: the reduce-scatter's input
+    # param_dtype=bf16 alone: the reduce-scatter runs in bf16, the sharded grad is still fp32
+    assert obs["mp"]["unset_reduce_dtype"] == "bfloat16"
+    assert obs["mp"]["unset_grad_dtype"] == "float32"
     assert obs["meta"]["broadcast"]["matches_single_process"] is True
     if not obs["meta"]["reset"]["dtensor_rng"]:  # a CPU mesh: every rank draws the same shard
         assert obs["meta"]["reset"]["shards_identical"] is True
@@ -34,6 +38,7 @@ def test_fsdp2_everyday_uses(tmp_path: Path, world_size: int) -> None:
         ("never_resync", {"accumulation_syncs_once"}),
         ("no_mp_policy", {"mp_computes_in_bf16_keeps_fp32"}),
         ("bf16_model", {"mp_computes_in_bf16_keeps_fp32"}),
+        ("reduce_bf16", {"mp_computes_in_bf16_keeps_fp32"}),
         ("skip_reset", {"meta_reset_initialises"}),
         ("broadcast_off", {"meta_broadcast_equals_one_process"}),
     ],

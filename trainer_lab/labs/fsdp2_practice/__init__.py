@@ -12,7 +12,8 @@ SPEC = LabSpec(
         "Gradient accumulation: set_requires_gradient_sync(False) on all but the last "
         "micro-batch (FSDP2 has no no_sync()); reduce-scatters are counted and the gradients "
         "compared with one process on the same micro-batches. MixedPrecisionPolicy(bf16 params, "
-        "fp32 reduce): the dtypes seen inside forward and kept in the shards. Meta-device init: "
+        "fp32 reduce): the dtypes seen inside forward, of the reduce-scatter, and kept in the "
+        "shards (and the reduce-scatter's dtype with param_dtype alone). Meta-device init: "
         "build on meta, shard, to_empty, reset_parameters; the weights' spread and whether "
         "shards differ."
     ),
@@ -26,7 +27,8 @@ SPEC = LabSpec(
             "none",
             "debug: sync_every_micro keeps gradient sync on; never_resync never turns it back "
             "on; no_mp_policy shards without a MixedPrecisionPolicy; bf16_model casts the "
-            "model to bf16 before sharding it; skip_reset leaves "
+            "model to bf16 before sharding it; reduce_bf16 sets reduce_dtype=bf16; skip_reset "
+            "leaves "
             "to_empty's memory as it is; broadcast_off has every rank copy its rows out of a "
             "model of its own drawing",
             choices=(
@@ -35,6 +37,7 @@ SPEC = LabSpec(
                 "never_resync",
                 "no_mp_policy",
                 "bf16_model",
+                "reduce_bf16",
                 "skip_reset",
                 "broadcast_off",
             ),
@@ -51,6 +54,9 @@ SPEC = LabSpec(
         ObservationSpec("mp.output_dtype", "the model output's dtype"),
         ObservationSpec("mp.sharded_param_dtype", "dtype of the sharded parameter kept"),
         ObservationSpec("mp.grad_dtype", "dtype of the sharded gradient"),
+        ObservationSpec("mp.reduce_dtype", "dtype of the reduce-scatter's input tensor"),
+        ObservationSpec("mp.unset_reduce_dtype", "the same with param_dtype bf16 alone"),
+        ObservationSpec("mp.unset_grad_dtype", "sharded gradient's dtype, param_dtype alone"),
         ObservationSpec("meta.reset.weight_std_ratio", "std of a reset weight / kaiming's"),
         ObservationSpec("meta.reset.all_finite", "every reset value finite (bool)"),
         ObservationSpec("meta.reset.shards_identical", "ranks 0 and 1 hold the same values"),
@@ -63,7 +69,10 @@ SPEC = LabSpec(
     ),
     checks=(
         CheckSpec("accumulation_syncs_once", "sync off: fewer reduce-scatters, same grads"),
-        CheckSpec("mp_computes_in_bf16_keeps_fp32", "bf16 inside forward, fp32 shards and grads"),
+        CheckSpec(
+            "mp_computes_in_bf16_keeps_fp32",
+            "bf16 inside forward, fp32 reduce-scatter, fp32 shards and grads",
+        ),
         CheckSpec("meta_reset_initialises", "reset_parameters after to_empty: kaiming's spread"),
         CheckSpec("meta_broadcast_equals_one_process", "rank 0's full init lands in the shards"),
     ),

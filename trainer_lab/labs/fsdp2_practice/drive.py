@@ -41,9 +41,11 @@ def drive(run: LabContext) -> None:
     run.check(
         "mp_computes_in_bf16_keeps_fp32",
         mp["compute_dtype"] == "bfloat16"
+        and mp["reduce_dtype"] == "float32"
         and mp["sharded_param_dtype"] == "float32"
         and mp["grad_dtype"] == "float32",
         f"inside forward the weight is {mp['compute_dtype']} (input {mp['input_dtype']}); "
+        f"the reduce-scatter sends {mp['reduce_dtype']}; "
         f"the shard keeps {mp['sharded_param_dtype']}, its gradient is {mp['grad_dtype']}",
     )
     reset, broadcast = r["meta"]["reset"], r["meta"]["broadcast"]

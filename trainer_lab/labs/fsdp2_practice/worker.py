@@ -20,6 +20,7 @@ from trainer_lab.train.worker import WorkerContext
 
 DIM, HIDDEN, BATCH = 16, 32, 4
 CALLS: Counter[str] = Counter()
+INPUT_DTYPES: dict[str, str] = {}  # collective kind -> dtype of its last input tensor
 
 
 # FSDP2 calls these by module attribute (dist.X): the *_single names in torch 2.13, the
@@ -40,10 +41,17 @@ def count_collectives() -> None:
 
         def counted(*args: Any, _original: Any = original, _kind: str = kind, **kw: Any) -> Any:
             CALLS[_kind] += 1
+            sent = kw["input"] if "input" in kw else (args[1] if len(args) > 1 else None)
+            if isinstance(sent, torch.Tensor):  # (output, input): both names, both releases
+                INPUT_DTYPES[_kind] = dtype_name(sent.dtype)
             return _original(*args, **kw)
 
         counted._counted = True  # type: ignore[attr-defined]
         setattr(dist, name, counted)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
 class Net(nn.Module):
@@ -104,7 +112,8 @@ def mixed_precision(mesh: Any, sabotage: str) -> dict[str, Any]:
     torch.manual_seed(0)
     mp = None
     if sabotage != "no_mp_policy":
-        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        reduce = torch.bfloat16 if sabotage == "reduce_bf16" else torch.float32
+        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=reduce)
     net = Net().to(torch.bfloat16) if sabotage == "bf16_model" else Net()  # no fp32 master left
     model = shard(net, mesh, mp)
     seen: dict[str, str] = {}
@@ -115,14 +124,32 @@ def mixed_precision(mesh: Any, sabotage: str) -> dict[str, Any]:
 
     model.blocks[0][0].register_forward_pre_hook(record)
     out = model(batch(0, 0)[0].to(torch.bfloat16 if sabotage == "bf16_model" else torch.float32))
+    INPUT_DTYPES.clear()
     out.float().sum().backward()
     weight = model.blocks[0][0].weight
     return {
+        "reduce_dtype": INPUT_DTYPES.get("reduce_scatter", "none"),
+        **reduce_dtype_left_out(mesh),
         "compute_dtype": seen["compute"],
         "input_dtype": seen["input"],
         "output_dtype": str(out.dtype).removeprefix("torch."),
         "sharded_param_dtype": str(weight.dtype).removeprefix("torch."),
         "grad_dtype": str(weight.grad.dtype).removeprefix("torch."),
+    }
+
+
+def reduce_dtype_left_out(mesh: Any) -> dict[str, str]:
+    """MixedPrecisionPolicy(param_dtype=bf16) alone: torch 2.13's foreach_reduce takes
+    `reduce_dtype or grad_dtype` (bf16 here) for the reduce-scatter, then casts the result to
+    the sharded parameter's dtype (fp32)."""
+    torch.manual_seed(0)
+    model = shard(Net(), mesh, MixedPrecisionPolicy(param_dtype=torch.bfloat16))
+    out = model(batch(0, 0)[0])
+    INPUT_DTYPES.clear()
+    out.float().sum().backward()
+    return {
+        "unset_reduce_dtype": INPUT_DTYPES.get("reduce_scatter", "none"),
+        "unset_grad_dtype": dtype_name(model.blocks[0][0].weight.grad.dtype),
     }
 
 
