@@ -54,12 +54,13 @@ from drill.review.scheduler import make_scheduler, next_state
 from drill.settings import Settings
 from drill.times import start_of
 from storage.schema_names import StateDict
-from storage.snapshot import PlanRow, ScheduleRow, Snapshot
+from storage.snapshot import RECENT_ANSWERS, PlanRow, ScheduleRow, Snapshot
 
 POLICIES = ("fsrs", "plan")
 START_DAY = date(2025, 3, 3)  # day 0 of every run (the plan is made that morning)
 DAY_START_HOUR = 4
 STUDY_HOUR = 9  # the learner studies once a day from 09:00; recall is measured at 09:00 too
+SESSIONS_A_DAY = 4  # the learner starts another session while the budget has time left
 TYPICAL_WINDOW = 500  # answer times the plan's typical time is the median of (as storage's)
 DEFAULT_ROLE = "training-infra"
 
@@ -178,6 +179,7 @@ class _Run:
         self.states: dict[str, StateDict | None] = dict.fromkeys(cards.card_ids)
         self.memory: dict[str, Memory | None] = dict.fromkeys(cards.card_ids)
         self.durations: list[float] = []
+        self.answers: list[tuple[datetime, float]] = []  # (answered at, seconds), as logged
         self.plan = PlanRow(
             interview_day=START_DAY + timedelta(days=scenario.days),
             role=scenario.role,
@@ -193,7 +195,10 @@ class _Run:
             if state is not None and (row := row_from_state(cid, self.deck_of[cid], state))
         }
         plan = self.plan if self.scenario.policy == "plan" else None
-        return Snapshot(rows, plan=plan, typical_answer_s=self.typical_answer_s())
+        answers = tuple(reversed(self.answers[-RECENT_ANSWERS:]))  # newest first, as storage's
+        return Snapshot(
+            rows, plan=plan, typical_answer_s=self.typical_answer_s(), recent_answers=answers
+        )
 
     def typical_answer_s(self) -> float | None:
         return statistics.median(self.durations[-TYPICAL_WINDOW:]) if self.durations else None
@@ -212,8 +217,25 @@ class _Run:
         return self.result(logs)
 
     def study_day(self, day: int) -> DayLog:
-        """One session from 09:00, as drill.review.session runs it."""
+        """The day's study from 09:00: sessions as drill.review.session runs them; when one
+        ends with time left in the budget, the learner goes back to the home screen and starts
+        another while it shows something to do (at most SESSIONS_A_DAY)."""
         now = moment(day)
+        budget = self.scenario.minutes * 60
+        total = DayLog(0, 0, 0.0, 0)
+        for _ in range(SESSIONS_A_DAY):
+            if self.scenario.stop_at_budget and total.seconds >= budget:
+                break
+            log, now = self.session(day, now, budget - total.seconds)
+            total = DayLog(total.reviews + log.reviews, total.new + log.new,
+                           total.seconds + log.seconds, log.left)  # fmt: skip
+            if log.reviews == 0:
+                break
+        return total
+
+    def session(self, day: int, now: datetime, budget: float) -> tuple[DayLog, datetime]:
+        """One session from `now`, as drill.review.session runs it, until the queue is done or
+        `budget` seconds are spent (stop_at_budget). The log and when the session ended."""
         entries, schedules = self.queue(now)
         next_start = moment(day + 1, DAY_START_HOUR)
         learning: list[tuple[datetime, int, QueueEntry]] = []
@@ -225,7 +247,6 @@ class _Run:
             else:
                 queue.append(entry)
         learning.sort(key=lambda item: (item[0], item[1]))
-        budget = self.scenario.minutes * 60
         seconds = 0.0
         reviews = new = 0
         ahead = timedelta(minutes=self.settings.learn_ahead_minutes)
@@ -249,7 +270,7 @@ class _Run:
                 seq += 1
                 learning.append((after["due"], seq, entry))
                 learning.sort(key=lambda item: (item[0], item[1]))
-        return DayLog(reviews, new, seconds, len(queue) + len(learning))
+        return DayLog(reviews, new, seconds, len(queue) + len(learning)), now
 
     def review(self, card_id: str, now: datetime, first: bool) -> float:
         """The learner answers `card_id` at `now`; the app schedules the rating. Seconds spent."""
@@ -264,6 +285,7 @@ class _Run:
         self.states[card_id] = after
         spent = self.learner.answer_seconds(card_id, first)
         self.durations.append(spent)
+        self.answers.append((now.astimezone(UTC), spent))
         return spent
 
     def result(self, logs: list[DayLog]) -> RunResult:

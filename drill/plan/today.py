@@ -17,6 +17,11 @@ item with the minutes it takes and how far it got.
 5. mock      the coding round, on the role's planned days only (Role.mock_days_before, e.g. 7,
              4 and 2 days before the date); done once a round was started today.
 
+With a plan in force the lab and exercise items count against its daily budget: after the
+minutes already answered today (FirstPaint.spent_today_s) and the review and new-card items, an
+item that no longer fits says "over today's budget" (the plan's new-card quota already stops
+at the budget; the mock round, on its planned days, is not counted).
+
 Minutes come from measured answer times (Snapshot.typical_answer_s: the median of the newest
 timed reviews), DEFAULT_ANSWER_S without any; a new card takes NEW_CARD_ANSWERS answers on its
 first day (the plan's budget counts it so: drill.review.deadline). The lab, exercise and mock
@@ -28,7 +33,7 @@ paint imports this).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -52,6 +57,7 @@ DEFAULT_ANSWER_S = DEFAULT_SECONDS_PER_REVIEW  # an answer, before drill has mea
 LAB_MINUTES = 5.0  # predict, run, read the observation
 EXERCISE_MINUTES = 30.0  # one exercise, start to a passing check
 RUN_LOG_WINDOW = 5000  # newest lab runs read for the prediction record
+OVER_BUDGET = "over today's budget"
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,7 @@ class TodayItem:
     done: int
     total: int
     target: str = ""  # the card (lab), exercise or round to open; "" for the review session
+    over_budget: bool = False  # its minutes do not fit what is left of the plan's budget
 
     @property
     def finished(self) -> bool:
@@ -101,12 +108,34 @@ def today_queue(
         cards = _cards_in_deck_order(first.index)
         lab = _lab(cards, value, _lab_runs(db), start)
         exercise = _exercise(cards, value, db, start)
-        items += [item for item in (lab, exercise) if item is not None]
+        extras = [item for item in (lab, exercise) if item is not None]
+        items += _against_budget(extras, plan, first.spent_today_s, items)
     if plan is not None and role is not None:
         before = days_left(plan, now, settings.day_start_hour)
         if before in role.mock_days_before:
             items.append(_mock(before, _rounds_since(db, start) if db is not None else 0))
     return items
+
+
+def _against_budget(
+    extras: list[TodayItem], plan: PlanRow | None, spent_s: float, cards: list[TodayItem]
+) -> list[TodayItem]:
+    """The lab and exercise items counted against the plan's daily budget: after the minutes
+    already answered today and the review and new-card items, in walking order, an item whose
+    minutes no longer fit says so in its label (still there to open). Without a plan: as
+    they are."""
+    if plan is None:
+        return extras
+    left = plan.minutes_per_day - spent_s / 60 - sum(item.minutes for item in cards)
+    counted: list[TodayItem] = []
+    for item in extras:
+        if item.finished or item.minutes <= left + 1e-9:
+            left -= item.minutes
+            counted.append(item)
+        else:
+            label = f"{item.label} · {OVER_BUDGET}"
+            counted.append(replace(item, label=label, over_budget=True))
+    return counted
 
 
 def next_item(items: Sequence[TodayItem]) -> TodayItem | None:

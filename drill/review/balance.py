@@ -22,6 +22,12 @@ A pure function of the rows and the day, like the rest of the overlay, so the qu
 counts and the rating previews (planned_due) see the same days. While today goes on, a
 reviewed card leaves the pool and takes one place of today's room, so the cards shown today
 stay the same ones.
+
+**Spare minutes** (`spare_reviews`, applied by drill.review.queue.ReviewDay.planned, after
+all of the above): once the day's planned work is done (no planned review left today, the
+day's new cards introduced) and the minutes spent today leave budget over, the review cards
+weakest on the date (lowest recall_on) are brought forward to today, as many as the budget
+left holds. Only cards not reviewed today, so a rated card never moves: previews stay exact.
 """
 
 from __future__ import annotations
@@ -39,15 +45,18 @@ from drill.review.deadline import (
     recall_on,
     stable_hash,
 )
-from drill.review.pacing import PLANNED_SHARE, REVIEW_ANSWERS
+from drill.review.pacing import PLANNED_SHARE, REVIEW_ANSWERS, SHORT_REVIEW_SHARE
 from drill.times import learner_date
 from storage.snapshot import ScheduleRow
 
 
 def review_capacity(deadline: Deadline) -> int:
-    """Reviews a day's budget holds: PLANNED_SHARE of it at REVIEW_ANSWERS answers each."""
+    """Reviews a day's budget holds: PLANNED_SHARE of it at REVIEW_ANSWERS answers each;
+    SHORT_REVIEW_SHARE while the budget cannot introduce every card (short_of_budget: new
+    cards first, the weakest reviews fill the rest and the others wait a day)."""
     per_review = REVIEW_ANSWERS * deadline.seconds_per_review
-    return max(1, math.floor(PLANNED_SHARE * deadline.budget_seconds / per_review))
+    share = SHORT_REVIEW_SHARE if deadline.short_of_budget else PLANNED_SHARE
+    return max(1, math.floor(share * deadline.budget_seconds / per_review))
 
 
 def _in_scope(row: ScheduleRow) -> bool:
@@ -163,4 +172,73 @@ def balanced(
     out = dict(planned)
     for card_id, day in moved.items():
         out[card_id] = replace(out[card_id], due=starts(day))
+    return out
+
+
+def spare_reviews(
+    planned: Mapping[str, ScheduleRow],
+    deadline: Deadline,
+    now: datetime,
+    day_start_hour: int,
+    spent_seconds: float,
+    new_left: int,
+    tz: tzinfo | None = None,
+) -> frozenset[str]:
+    """Review cards to bring forward to today with the budget left over (`planned`: the
+    balanced schedules; `spent_seconds`: today's measured answer time; `new_left`: new cards
+    still to introduce today). Nothing while the day's planned work is not done: a review
+    card due today and not yet reviewed today, or a new card left. Otherwise PLANNED_SHARE of
+    the budget, less the minutes spent and the learning steps still due today, at
+    REVIEW_ANSWERS answers a review, goes to the cards not reviewed today that are weakest on
+    the date (lowest recall_on; ties by stable_hash). A card reviewed today is never chosen
+    (never twice a day), so a rating's preview is never moved by this."""
+    today = learner_date(now, day_start_hour, tz)
+    if not deadline.active(today) or new_left > 0:
+        return frozenset()
+    starts = DayStarts(day_start_hour, tz)
+    today_start, end = starts(today), starts(today + timedelta(days=1))
+    steps_left = 0  # learning and relearning answers still due today
+    candidates: list[tuple[float, int, str]] = []
+    for card_id, row in planned.items():
+        if row.state is None or row.suspended or row.damaged or row.due is None:
+            continue
+        if row.buried_until is not None and row.buried_until > now:
+            continue
+        reviewed_today = row.last_review is not None and row.last_review >= today_start
+        if row.due < end:
+            if row.state != REVIEW_STATE:
+                steps_left += 1
+            elif not reviewed_today:
+                return frozenset()  # the day's planned reviews come first
+            continue
+        if row.state != REVIEW_STATE or reviewed_today or row.last_review is None:
+            continue
+        last_day = learner_date(row.last_review, day_start_hour, tz)
+        recall = recall_on(row.stability or 0.0, last_day, deadline.interview_day, deadline.decay)
+        candidates.append((recall, stable_hash(card_id), card_id))
+    per_review = REVIEW_ANSWERS * deadline.seconds_per_review
+    left = PLANNED_SHARE * deadline.budget_seconds - spent_seconds
+    left -= steps_left * deadline.seconds_per_review
+    count = math.floor(left / per_review) if left > 0 else 0
+    candidates.sort()
+    return frozenset(card_id for _recall, _hash, card_id in candidates[:count])
+
+
+def brought_forward(
+    planned: Mapping[str, ScheduleRow],
+    spare: frozenset[str],
+    today_start: datetime,
+) -> Mapping[str, ScheduleRow]:
+    """`planned` with each card of `spare` (spare_reviews) due at `today_start`, while it is
+    still a review card not reviewed today (once rated, it keeps the due its rating gave)."""
+    if not spare:
+        return planned
+    out = dict(planned)
+    for card_id in spare:
+        row = out.get(card_id)
+        if row is None or row.state != REVIEW_STATE or row.last_review is None:
+            continue
+        if row.last_review >= today_start:
+            continue
+        out[card_id] = replace(row, due=today_start)
     return out

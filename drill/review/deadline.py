@@ -10,9 +10,9 @@ The rules, while the plan is active (today before the interview day):
 - **Pacing** (drill.review.pacing: `new_quota`, `order_new`): new cards come in the role's
   value order (deck order among equals), paced so that every card is introduced by the day
   before the final window (up to twice that pace while the budget has room), and capped by
-  the daily budget left after today's reviews; short of budget, the final pass gives way to
-  new cards (`fitted_to_budget`). The quota is worked out from the
-  state at the start of the learner day (`day_quota`), so it holds still while the day goes on.
+  the daily budget left after the minutes already spent today (the review log's measured
+  answer times) and the reviews still due; short of budget, the final pass gives way to new
+  cards and reviews get a quarter of the day (`fitted_to_budget`, balance.review_capacity).
 - **Final pass** (`planned_schedules`): every review card last reviewed before the final window
   (FINAL_PASS_DAYS days, longer when the budget needs it: final_pass_length) is due no later
   than its day in the window: the cards are ranked by role value (then a
@@ -24,6 +24,9 @@ The rules, while the plan is active (today before the interview day):
 - **Load balance** (drill.review.balance, applied last by `planned_schedules`): no day shows
   more reviews than its budget holds; today's overflow waits a day (weakest on the date
   first), and overflow in the final window comes earlier within the window.
+- **Spare minutes** (balance.spare_reviews, applied by drill.review.queue.ReviewDay.planned):
+  once the day's planned work is done and budget is left after the minutes spent, the review
+  cards weakest on the date (recall_on) are brought forward to today, within the budget.
 
 After the date, or without a plan, the schedule is exactly the stored FSRS one. Learning and
 relearning cards (due by time) are never moved. Stdlib only: first paint builds the queue.
@@ -83,6 +86,9 @@ class Deadline:
     final_pass_days: int = FINAL_PASS_DAYS
     card_decks: Mapping[str, str] = field(default_factory=dict)  # card id -> deck id
     measured: bool = True  # seconds_per_review is measured (False: the default)
+    # the budget cannot introduce every card (drill.review.pacing.fitted_to_budget): the final
+    # pass is given up and reviews get a smaller share of the day (balance.review_capacity)
+    short_of_budget: bool = False
 
     def active(self, today: date) -> bool:
         """Whether the plan schedules on learner day `today`: before the interview day."""

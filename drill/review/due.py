@@ -12,6 +12,7 @@ from pathlib import Path
 
 from drill.decks.index import CardRecord, DeckIndex, DeckOutline, Problem, load_index
 from drill.paths import database_path
+from drill.review.deadline import DEFAULT_SECONDS_PER_REVIEW as UNTIMED_S
 from drill.review.deadline import Deadline
 from drill.review.pacing import order_new
 from drill.review.queue import (
@@ -127,6 +128,8 @@ class FirstPaint:
     plan: PlanRow | None = None  # the interview profile in force (Snapshot.plan)
     typical_answer_s: float | None = None  # Snapshot.typical_answer_s
     deadline: Deadline | None = None  # the plan as the scheduler reads it, when active today
+    plan_notice: str | None = None  # Snapshot.plan_notice: the stored plan row is damaged
+    spent_today_s: float = 0.0  # seconds answered today (Snapshot.spent_seconds)
 
     @property
     def problems(self) -> list[Problem]:
@@ -171,5 +174,7 @@ def first_paint(
     summaries, total = due_counts(outline, snapshot.schedules, now, day)
     queue = queue_for(outline, snapshot.schedules, now, day, deck_id)
     first = index.card_record(queue[0].card_id) if queue else None
+    spent = snapshot.spent_seconds(day.start, now, snapshot.typical_answer_s or UNTIMED_S)
     return FirstPaint(index, summaries, total, queue, first, snapshot.schedules, snapshot.plan,
-                      snapshot.typical_answer_s, day.deadline)  # fmt: skip
+                      snapshot.typical_answer_s, day.deadline, snapshot.plan_notice,
+                      spent)  # fmt: skip

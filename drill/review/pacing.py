@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, tzinfo
 
 from drill.review.deadline import (
+    REVIEW_STATE,
     UNMEASURED_SECONDS_PER_REVIEW,
     Deadline,
     introduced_before,
@@ -41,10 +42,22 @@ PLANNED_SHARE = 0.85
 # reviews yet) have time to spare. The simulation measured +2 to +8 points of recall on the
 # date over the even pace at 10-14 days and 45 minutes.
 AHEAD_OF_PACE = 2.0
-# Short of cards (no final pass): new cards get nearly all of it. Not all: answer times are
-# skewed (the mean answer runs above the median the plan prices at), and at 0.95 the
-# simulation measured days 11-14 % over a 45-minute budget.
-SHORT_SHARE = 0.92
+# Short of cards (no final pass): new cards may fill nearly all of what is left of the budget.
+# The quota counts the minutes already spent today (day_quota's spent_seconds), so a day whose
+# answers ran slower than priced stops early and one that ran faster gets more; at 0.92 (before
+# spent minutes were counted) the plan left 8-15 % of a 30-minute budget unspent, at 1.0 the
+# last new cards' learning steps took days 12-14 % over a 30-minute budget.
+SHORT_SHARE = 0.95
+# Short of cards before drill has measured an answer, the share is this: the first session's
+# learning steps are not known yet (the simulation measured the first day +11 % over a
+# 30-minute budget at 1.0, +3 % at 0.8).
+UNMEASURED_SHARE = 0.8
+# Short of cards, reviews may fill this share of the day (balance.review_capacity): the weakest
+# on the date first, the rest wait a day. A card never introduced counts 0 on the date, one
+# introduced counts about 0.9, a review adds a few points: plain FSRS, whose learner stops at
+# the budget with reviews left, introduced more cards and beat the plan by 6-17 points on
+# 30-minute budgets while the plan gave reviews the whole day (benchmarks/RESULTS-plan.md).
+SHORT_REVIEW_SHARE = 0.25
 
 
 # --- pacing ----------------------------------------------------------------------------------
@@ -58,6 +71,8 @@ def pace(deadline: Deadline, today: date, unintroduced: int) -> int:
 def budget_new_cards(deadline: Deadline, review_seconds_today: float) -> int:
     """New cards the day's budget has room for after `review_seconds_today` of reviews."""
     share = PLANNED_SHARE if deadline.final_pass_days else SHORT_SHARE
+    if not deadline.measured and not deadline.final_pass_days:
+        share = UNMEASURED_SHARE
     left = share * deadline.budget_seconds - review_seconds_today
     return max(0, math.floor(left / deadline.new_card_seconds)) if left > 0 else 0
 
@@ -92,20 +107,29 @@ def day_quota(
     now: datetime,
     day_start_hour: int,
     tz: tzinfo | None = None,
+    spent_seconds: float | None = None,
 ) -> int:
     """new_quota for the learner day containing `now`, from the state at the day's start:
     the cards of the decks not introduced before the day started (suspended new cards left
     out), and the review load of the day (cards introduced earlier that were reviewed today or
     are due by the day's end in the `planned` schedules, suspended ones unless reviewed today).
-    Ratings during the day do not change it. Before drill has measured an answer the day's
-    new cards are priced at UNMEASURED_SECONDS_PER_REVIEW an answer."""
+    Before drill has measured an answer the day's new cards are priced at
+    UNMEASURED_SECONDS_PER_REVIEW an answer.
+
+    With `spent_seconds` (the minutes already spent today, from the review log's measured
+    answer times: Snapshot.spent_seconds) the budget is the real one: what is left of it after
+    the time spent and the reviews still due today (learning steps of cards in learning one
+    answer each) goes to new cards, on top of those introduced today; so new cards stop when
+    the day's real minutes reach the budget, and a day cheaper than priced gets more. Without
+    it (None) the quota is the estimate from the day's start, which ratings do not change."""
     if not deadline.measured:
         slow = max(deadline.seconds_per_review, UNMEASURED_SECONDS_PER_REVIEW)
         deadline = replace(deadline, seconds_per_review=slow)
     today = learner_date(now, day_start_hour, tz)
     start = start_of(today, day_start_hour, tz)
     end = start_of(today + timedelta(days=1), day_start_hour, tz)
-    unintroduced = load = 0
+    unintroduced = load = introduced_today = 0
+    answers_left = 0.0  # spent_seconds: the reviews still to answer today
     for card_id in deadline.card_values:
         row = planned.get(card_id)
         if row is None or row.damaged:
@@ -113,10 +137,38 @@ def day_quota(
             continue
         if not introduced_before(row, start):
             unintroduced += not (row.suspended and row.state is None)
+            introduced_today += row.state is not None
+            answers_left += _learning_due(row, end)
         else:
             load += _reviewed_or_due(row, start, end)
+            answers_left += _still_due(row, start, end)
     seconds = load * REVIEW_ANSWERS * deadline.seconds_per_review
-    return new_quota(deadline, today, unintroduced, seconds)
+    if spent_seconds is None:
+        return new_quota(deadline, today, unintroduced, seconds)
+    if not deadline.active(today):
+        return 0
+    left = spent_seconds + answers_left * deadline.seconds_per_review
+    more = budget_new_cards(deadline, left)
+    ahead = math.ceil(AHEAD_OF_PACE * pace(deadline, today, unintroduced))
+    return min(unintroduced, ahead, introduced_today + more)
+
+
+def _still_due(row: ScheduleRow, start: datetime, end: datetime) -> float:
+    """Answers a card introduced before today still costs today: a review due by the day's end
+    and not yet reviewed today REVIEW_ANSWERS; one reviewed today and back in (re)learning
+    before the day's end one answer."""
+    if row.suspended or row.due is None or row.due >= end:
+        return 0.0
+    if row.last_review is not None and row.last_review >= start:
+        return 1.0 if row.state != REVIEW_STATE else 0.0
+    return REVIEW_ANSWERS
+
+
+def _learning_due(row: ScheduleRow, end: datetime) -> float:
+    """A card introduced today and still in learning before the day's end: one more answer."""
+    if row.suspended or row.due is None or row.due >= end or row.state == REVIEW_STATE:
+        return 0.0
+    return 1.0 if row.state is not None else 0.0
 
 
 def order_new(card_ids: Sequence[str], deadline: Deadline | None) -> list[str]:
@@ -156,13 +208,13 @@ def fitted_to_budget(
         elif row is None or not (row.suspended and row.state is None):
             unintroduced.append(card_id)
     if not coverage(deadline, today, unintroduced, introduced).covered:
-        return replace(deadline, final_pass_days=0)
+        return replace(deadline, final_pass_days=0, short_of_budget=True)
     if unintroduced and today > deadline.last_introduction_day():
         # past the pace's end the estimate knows nothing of the final pass's own load: the
         # cards left keep the pass only when today's quota under it introduces them all
         planned = planned_schedules(schedules, deadline, now, day_start_hour, tz)
         if day_quota(planned, deadline, now, day_start_hour, tz) < len(unintroduced):
-            return replace(deadline, final_pass_days=0)
+            return replace(deadline, final_pass_days=0, short_of_budget=True)
     return deadline
 
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from drill.decks.index import DeckIndex, DeckOutline
+from drill.review.balance import brought_forward, spare_reviews
 from drill.review.deadline import REVIEW_STATE as REVIEW_STATE  # fsrs State.Review
 from drill.review.deadline import Deadline, active_deadline, deadline_for, planned_schedules
 from drill.review.pacing import day_quota, fitted_to_budget, order_new
@@ -53,13 +54,17 @@ class ReviewDay:
     learn_ahead: timedelta = timedelta(0)  # cards due within this window are offered now too
     deadline: Deadline | None = None  # the interview plan, when it schedules this day
     day_start_hour: int = 4  # Settings.day_start_hour (the planned days start then)
+    # review cards brought forward to today with the budget left once the day's planned work
+    # is done (drill.review.balance.spare_reviews)
+    spare: frozenset[str] = frozenset()
 
     def planned(
         self, schedules: Mapping[str, ScheduleRow], now: datetime
     ) -> Mapping[str, ScheduleRow]:
-        """The schedules as the plan moves them (drill.review.deadline.planned_schedules); the
-        stored ones without a plan."""
-        return planned_schedules(schedules, self.deadline, now, self.day_start_hour)
+        """The schedules as the plan moves them (drill.review.deadline.planned_schedules, then
+        the spare reviews due today); the stored ones without a plan."""
+        planned = planned_schedules(schedules, self.deadline, now, self.day_start_hour)
+        return brought_forward(planned, self.spare, self.start.astimezone(UTC))
 
 
 def review_day(
@@ -71,19 +76,25 @@ def review_day(
     hour = settings.day_start_hour
     start = day_start(now, hour)
     limit = settings.new_cards_per_day
+    introduced_today = snapshot.introduced_since(start, until=now)
+    spare: frozenset[str] = frozenset()
     deadline = active_deadline(deadline, learner_date(now, hour))
     if deadline is not None:
         deadline = fitted_to_budget(deadline, snapshot.schedules, now, hour)
         planned = planned_schedules(snapshot.schedules, deadline, now, hour)
-        limit = day_quota(planned, deadline, now, hour)
+        spent = snapshot.spent_seconds(start, now, deadline.seconds_per_review)
+        limit = day_quota(planned, deadline, now, hour, spent_seconds=spent)
+        new_left = new_remaining(limit, introduced_today)
+        spare = spare_reviews(planned, deadline, now, hour, spent, new_left)
     return ReviewDay(
         start=start,
         next_start=next_day_start(now, hour),
         new_limit=limit,
-        introduced_today=snapshot.introduced_since(start, until=now),
+        introduced_today=introduced_today,
         learn_ahead=timedelta(minutes=settings.learn_ahead_minutes),
         deadline=deadline,
         day_start_hour=hour,
+        spare=spare,
     )
 
 

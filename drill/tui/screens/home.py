@@ -230,7 +230,8 @@ class HomeScreen(Screen[None]):
             )
         else:
             totals.update("No decks found. Add YAML decks with --decks DIR or DRILL_DECKS.")
-        self._show_notice(damaged_notice(data.schedules))
+        notices = [n for n in (data.plan_notice, damaged_notice(data.schedules)) if n]
+        self._show_notice(" · ".join(notices) or None)
         self._show_today(data, now)
         self._arm_next_change(data, now)
         self.refresh_bindings()

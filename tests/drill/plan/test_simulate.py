@@ -55,8 +55,9 @@ def test_retrievability_is_the_fsrs6_curve() -> None:
 
 
 def test_a_learner_with_perfect_memory_scores_one(cards: sim.SimCards, perfect: str) -> None:
-    """Enough days and minutes to introduce all 198 cards at 20 a day: recall 1.0."""
-    result = sim.simulate(sim.Scenario("fsrs", 11, 600, perfect), cards, NO_AREAS)
+    """Enough days and minutes to introduce every card at 20 a day: recall 1.0."""
+    days = -(-len(cards.card_ids) // 20) + 1
+    result = sim.simulate(sim.Scenario("fsrs", days, 600, perfect), cards, NO_AREAS)
     assert result.never_introduced == 0
     assert result.recall == pytest.approx(1.0, abs=1e-4)
 

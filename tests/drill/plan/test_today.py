@@ -262,3 +262,22 @@ def test_with_a_plan_in_force_the_new_cards_are_the_plans_quota(
     new = by_kind(items)[NEW]
     assert new.label == "New cards by the plan" and new.total == first.totals["new"]
     assert MOCK not in by_kind(items)  # 10 days out: no round (training-infra: 7, 4, 2)
+
+
+def test_the_lab_and_exercise_count_against_the_plans_budget(decks: DeckSet, db: Database) -> None:
+    plan = plan_for(10)  # 45 minutes a day
+    fresh = today_queue(read(decks, db), NOW, SETTINGS, plan=plan, db=db, roles=ROLES)
+    assert not any(item.over_budget for item in fresh)  # 45 minutes hold everything
+    assert sum(item.minutes for item in fresh) <= plan.minutes_per_day
+    for card_id in ("a1", "a2", "a4", "b2"):  # 4 answers of 150 s this morning (Easy: done)
+        rate(decks, db, card_id, 4, NOW - timedelta(hours=2), duration_ms=150_000)
+    first = read(decks, db)
+    assert first.spent_today_s == 4 * 150.0
+    items = by_kind(today_queue(first, NOW, SETTINGS, plan=plan, db=db, roles=ROLES))
+    cards = items[REVIEWS].minutes + items[NEW].minutes
+    left = plan.minutes_per_day - 10 - cards  # 10 minutes spent
+    assert items[LAB].minutes <= left < items[LAB].minutes + items[EXERCISE].minutes
+    assert left + 10 >= items[LAB].minutes + items[EXERCISE].minutes  # both, but for the 10
+    assert not items[LAB].over_budget  # the lab fits what is left
+    assert items[EXERCISE].over_budget  # the exercise does not: it says so
+    assert items[EXERCISE].label.endswith(" · over today's budget")

@@ -31,6 +31,7 @@ from drill.review.pacing import (
     AHEAD_OF_PACE,
     PLANNED_SHARE,
     REVIEW_ANSWERS,
+    SHORT_SHARE,
     coverage,
     day_quota,
     fitted_to_budget,
@@ -333,6 +334,7 @@ def test_short_of_cards_the_final_pass_gives_way_to_new_cards() -> None:
     in_window = at(DAY - timedelta(days=2))
     assert planned_schedules(known, fitted, in_window, HOUR, BERLIN) == known
     # the whole budget short of the planned share goes to new cards
+    assert SHORT_SHARE == 0.95  # nearly all: the minutes spent today are counted
     assert new_quota(fitted, DAY - timedelta(days=2), 180, 0.0) == 9  # 0.95 * 600 s / 60 s
     assert new_quota(tight, DAY - timedelta(days=20), 180, 0.0) == 8  # 0.85 * 600 s / 60 s
 
