@@ -20,7 +20,7 @@ from trainer_lab.grading.contract import FILES
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SCRIPTS = (
     FILES / "train.py",
-    REPO / "tests/trainer_lab/grading/fixtures/right_allreduce_sgd.py",
+    REPO / "trainer_lab/grading/prompts/ddp_files/second_answer.py",
 )
 
 

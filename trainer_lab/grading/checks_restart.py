@@ -19,6 +19,7 @@ from typing import Any
 
 from trainer_lab.grading.checks_run import failed_run_detail, max_abs_diff
 from trainer_lab.grading.contract import CKPT_EVERY, RESTART_KILLED_AFTER
+from trainer_lab.grading.facts import cause_text, causes_of
 from trainer_lab.grading.replay import replay_cause, replayed_samples
 from trainer_lab.result import Check
 from trainer_lab.usercode.evidence import (
@@ -216,7 +217,7 @@ def restart_checks(reference: ScriptRun, killed: ScriptRun, relaunch: ScriptRun)
             f"{seen}; the relaunch resumed after step {resumed}, not {expected}, and its first "
             "batch was served other values (samples from before the newest checkpoint); likely "
             f"cause: {evidence.split('likely cause: ', 1)[1]}",
-            matches.get("facts"),
+            {**matches.get("facts", {}), "causes": causes_of(checks[0])},
         )
     checks.append(matches)
     checks.append(single_writer(reference))
@@ -246,12 +247,13 @@ def no_replay_or_skip(reference: ScriptRun, relaunch: ScriptRun, offset: int) ->
                     "fetched": r[step],
                     "expected": u[step],
                     "already_trained": len(again),
+                    "causes": [SAMPLER_CAUSE],
                 }
                 return check(
                     "restart.no_replay_or_skip",
                     False,
                     f"rank {rank}, step {step} (resumed after {offset}): fetched {r[step]}, the "
-                    f"uninterrupted run {u[step]}: {what}; likely cause: {SAMPLER_CAUSE}",
+                    f"uninterrupted run {u[step]}: {what}{cause_text([SAMPLER_CAUSE])}",
                     facts,
                 )
     return check(
@@ -377,12 +379,9 @@ def matches_uninterrupted(
                 f"{max_abs_diff(r[s1]['post'], u[s1]['post']):.2g}"
             )
     if first_diff:
-        return check(
-            name,
-            False,
-            f"{first_diff}; likely cause: {'; '.join(causes) or 'unknown'}",
-            {"first_diff_step": first_step},
-        )
+        causes = causes or ["unknown"]
+        facts = {"first_diff_step": first_step, "causes": causes}
+        return check(name, False, f"{first_diff}{cause_text(causes)}", facts)
     return check(
         name,
         True,

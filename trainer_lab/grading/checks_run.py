@@ -12,6 +12,7 @@ import statistics
 from collections import Counter
 from typing import Any
 
+from trainer_lab.grading.checks_exchange import forwards_own_shard, gradients_exchanged
 from trainer_lab.grading.contract import DATASET_SIZE
 from trainer_lab.result import Check
 from trainer_lab.usercode.evidence import (
@@ -24,7 +25,6 @@ from trainer_lab.usercode.evidence import (
     where_stuck,
 )
 from trainer_lab.usercode.harness import PLANNED, ScriptRun
-from trainer_lab.usercode.protocol import FR_BUFFER
 from trainer_lab.usercode.verdict import check
 
 EXIT_ABORT = "terminate called without an active exception"
@@ -39,49 +39,10 @@ GRAD_RATIO_RANGE = (0.6, 1.6)  # W=3 vs one process on the same data; summed gra
 # against one process's put a right answer with Dropout(0.2) 61 % apart): the model answer
 # measured 0 %, a gradient broadcast from rank 0 105 %, summed gradients 86 % (and x3.07)
 GRAD_OFF_MAX = 0.7
-# A data-parallel step exchanges its gradient: the collectives a rank issues between its forward
-# and its optimizer step (usercode/comms.py) carry at least this share of the gradient's elements
-# (DDP, a hand all-reduce: 1; FSDP2's reduce-scatter: the whole gradient in, W x its shard), in
-# most steps. Ranks that each train on the whole gathered batch exchange nothing.
-GRAD_EXCHANGE_MIN = 0.5
-
-
-def gradients_exchanged(run: ScriptRun) -> tuple[bool, str]:
-    """Every rank communicates gradient-sized data between its forward and its optimizer step,
-    in most steps (ranks with no collective record, e.g. none observed, are not judged)."""
-    short: dict[int, tuple[int, int, int, int]] = {}
-    for rank in run.ranks():
-        steps = [s for s in step_records(run.observe_dir, rank) if "comm" in s]
-        # a step with more collectives than the ring holds (elements -1) is not an exchange
-        # the grader could see: it counts as none (a flood of small collectives hides nothing)
-        few = [
-            s
-            for s in steps
-            if s["comm"]["elements"] < GRAD_EXCHANGE_MIN * (s["grad"].get("numel") or 0)
-        ]
-        if steps and len(few) * 2 > len(steps):
-            worst = few[0]
-            short[rank] = (
-                len(few),
-                len(steps),
-                worst["comm"]["elements"],
-                worst["grad"].get("numel") or 0,
-            )
-    if not short:
-        return True, "the ranks exchange gradients each step"
-    rank, (n, of, sent, numel) = next(iter(short.items()))
-    seen = (
-        f"{sent} elements"
-        if sent >= 0
-        else f"more than {FR_BUFFER} collectives, too many to tell what they sent"
-    )
-    return False, (
-        f"rank {rank} exchanged no gradient in {n} of {of} steps (collectives between its "
-        f"forward and its optimizer step: {seen}, the gradient has {numel}); expected "
-        "the gradients all-reduced (or reduce-scattered) across ranks every step; likely cause: "
-        "the ranks never exchange gradients (each trains on its own batch, or on the whole "
-        "gathered global batch)"
-    )
+# W=3 against W=2 served the same global batches (both dropout off): a right answer computes the
+# same step up to rounding; a sum of gradients is 3/2 (or 2/3) of it
+WORLD_RATIO_RANGE = (0.8, 1.25)
+WORLD_PARAMS_OFF_MAX = 0.1
 
 
 def failed_run_detail(run: ScriptRun) -> str:
@@ -448,8 +409,67 @@ def _sharded_global_batch(run: ScriptRun, theirs: list[dict[str, Any]]) -> tuple
     return False, f"{text}; expected x{low}-{high}; likely cause: {cause}"
 
 
-def distributed_checks(runs: list[ScriptRun], ref: ScriptRun) -> list[Check]:
-    """`ref`: the one-process reference of the run at W=3 (contract.W3_REFERENCE)."""
+def _whole(records: list[list[dict[str, Any]]], step: int, part: str) -> float:
+    """The norm of `part` after `step` on the whole model: rank 0's, or its shards' put
+    together when the parameters are sharded (the shards are disjoint)."""
+    if not records[0][step]["pre"].get("sharded"):
+        return records[0][step][part].get("norm") or 0.0
+    return math.sqrt(sum((r[step][part].get("norm") or 0.0) ** 2 for r in records))
+
+
+def same_across_world_sizes(run: ScriptRun, other: ScriptRun) -> tuple[bool, str]:
+    """The run at W ranks against `other`, the same script at another world size served the
+    same global batches step by step (contract.W2_REFERENCE): at a fixed global batch a step
+    does not depend on the world size, so the gradient norms agree step by step (median) and,
+    unsharded, so do the parameters after the last step both made. Any scaling by the world
+    size (a sum of gradients, scaled away only when the script runs alone) shows here."""
+    mine = [step_records(run.observe_dir, rank) for rank in run.ranks()]
+    theirs = [step_records(other.observe_dir, rank) for rank in other.ranks()]
+    world, world2 = run.launch.world_size, other.launch.world_size
+    if not all(mine):
+        return True, "no step to compare across world sizes"  # params_in_sync says why
+    if not all(theirs):
+        return False, (
+            f"the run at W={world2} served the same global batches made no step on some rank "
+            f"({failed_run_detail(other)})"
+        )
+    k = min(len(r) for r in (*mine, *theirs))
+    ratios = [
+        _whole(mine, i, "grad") / _whole(theirs, i, "grad")
+        for i in range(k)
+        if _whole(theirs, i, "grad")
+    ]
+    if not ratios:
+        return False, f"the run at W={world2}'s gradients are zero: nothing to compare"
+    ratio = statistics.median(ratios)
+    text = (
+        f"against W={world2} served the same global batches, over {k} steps: gradient norm at "
+        f"W={world} {ratio:.2f}x (median)"
+    )
+    sharded = mine[0][0]["pre"].get("sharded") or theirs[0][0]["pre"].get("sharded")
+    params_off = 0.0
+    if not sharded:
+        start = theirs[0][0]["pre"].get("sample") or []
+        end = theirs[0][k - 1]["post"].get("sample") or []
+        moved = [x - y for x, y in zip(end, start, strict=False)]
+        params_off = _relative(mine[0][k - 1]["post"].get("sample") or [], end, moved)
+        text += f", parameters after step {k} {params_off:.0%} of the distance they moved apart"
+    low, high = WORLD_RATIO_RANGE
+    if low <= ratio <= high and params_off <= WORLD_PARAMS_OFF_MAX:
+        return True, f"{text}: the world size does not change a step"
+    return False, (
+        f"{text}; expected x{low}-{high} and at most {WORLD_PARAMS_OFF_MAX:.0%} apart (a global "
+        f"batch gives the same step at every world size); likely cause: the update scales with "
+        "the world size (gradients summed across ranks instead of averaged, or a loss scaled by "
+        "the world size)"
+    )
+
+
+def distributed_checks(
+    runs: list[ScriptRun], ref: ScriptRun, ref_w2: ScriptRun | None = None
+) -> list[Check]:
+    """`ref`: the one-process reference of the run at W=3 (contract.W3_REFERENCE); `ref_w2`: the
+    run at W=2 served the same global batches (contract.W2_REFERENCE)."""
     ref_world = 3
     checks = []
     for name, judge in DISTRIBUTED:
@@ -459,9 +479,14 @@ def distributed_checks(runs: list[ScriptRun], ref: ScriptRun) -> list[Check]:
             if name == "distributed.params_in_sync":
                 exchanged, text = gradients_exchanged(run)
                 ok, detail = ok and exchanged, f"{detail}; {text}"
+                own, text = forwards_own_shard(run)
+                ok, detail = ok and own, f"{detail}; {text}"
             if name == "distributed.params_in_sync" and run.launch.world_size == ref_world:
                 same, text = global_batch(run, ref)
                 ok, detail = ok and same, f"{detail}; {text}"
+                if ref_w2 is not None:
+                    same, text = same_across_world_sizes(run, ref_w2)
+                    ok, detail = ok and same, f"{detail}; {text}"
             if run.status != "ok":
                 ok, detail = False, f"{failed_run_detail(run)}; {detail}"
             verdicts.append((ok, f"W={run.launch.world_size}: {detail}"))

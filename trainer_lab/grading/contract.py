@@ -30,6 +30,7 @@ DATASET_SIZE = 48
 BATCH_SIZE = 4
 
 CKPT_EVERY = 4
+W2_REFERENCE_BATCH = 3 * BATCH_SIZE // 2  # per rank at W=2: the global batch of W=3
 # The W=2 runs of the restart and torn phases (and the uninterrupted run they are compared
 # with): checkpoints after steps 4, 8, ..., 24; a resume at step 16 is compared for 8 steps (a
 # lost LR schedule of period 5 shows).
@@ -97,14 +98,20 @@ after every optimizer step on every rank, the ids every rank fetched, checkpoint
                every epoch, identical parameters on every rank after every step, the ranks
                exchange gradients (in most steps, collectives of at least half the gradient's
                elements between a rank's forward and its optimizer step, seen at the process-
-               group level: DDP, FSDP2, a hand all_reduce alike), and a step
+               group level: DDP, FSDP2, a hand all_reduce alike) and each rank computes the
+               gradient of its own shard (its model's forwards, outermost module with autograd
+               on, run on at most BATCH_SIZE samples a step in most steps), and a step
                at W=3 equals one process on the global batch: your script run as one process
                (BATCH_SIZE = 3 x {BATCH_SIZE}) is served in its step s the samples the 3 ranks
                read for their step s; the gradients must agree step by step (averaged, not
                summed nor one rank's: in direction within 70 % and in norm x0.6-1.6, medians
-               over the steps; in these two runs every dropout is the identity, as 3 ranks
-               cannot draw one process's masks), only rank 0 prints step lines, and every
-               rank has destroyed its process group when the script returns
+               over the steps); and a step does not depend on the world size: your script at
+               W=2 (BATCH_SIZE = {W2_REFERENCE_BATCH}) is served the same global batches, and its
+               gradient norms must be x0.8-1.25 of W=3's (median) and its parameters after the
+               last step within 10 % of the distance they moved (in these three runs every
+               dropout is the identity, as ranks cannot draw one process's masks), only rank 0
+               prints step lines, and every rank has destroyed its process group when the
+               script returns
   restart      W=2, {RESTART_STEPS} steps: one rank SIGKILLed after a step, relaunched (which rank
                and step are drawn per grading from its seed; the report names the seed, and
                `drill mock grade --seed N` draws the same plan): resumes at the last checkpoint,
@@ -238,6 +245,10 @@ def fault_plan(seed: int | None = None) -> FaultPlan:
 
 OTHER_DATA = "single-other-data"
 W3_REFERENCE = "w3-reference"
+# the script at W=2 served the global batches of w3 (W2_REFERENCE_BATCH per rank): a step must not
+# depend on the world size at a fixed global batch, whatever the script does as one process (a
+# sum of gradients scaled away only when alone is caught here)
+W2_REFERENCE = "w3-at-w2"
 # drill_data.BATCH_SIZE in the one-process runs: the global batch of W=3 (the reference of w3
 # needs it; the skeleton's runs use it too, so that the reference looks like them)
 ONE_PROCESS_BATCH = 3 * BATCH_SIZE
@@ -260,6 +271,16 @@ LAUNCHES: dict[str, LaunchPlan] = {
             batch_size=ONE_PROCESS_BATCH,
             dropout_off=True,
         ),
+        LaunchPlan(
+            W2_REFERENCE,
+            2,
+            steps=10,
+            ckpt_every=CKPT_EVERY,
+            data="w3",
+            replays="w3",
+            batch_size=W2_REFERENCE_BATCH,
+            dropout_off=True,
+        ),
         LaunchPlan("kill", 2, RESTART_STEPS, CKPT_EVERY, kill=(1, RESTART_KILLED_AFTER)),
         LaunchPlan("resume", 2, RESTART_STEPS, CKPT_EVERY, continues="kill"),
         LaunchPlan("tear", 2, RESTART_STEPS, CKPT_EVERY, tear_after_step=TEAR_AFTER),
@@ -269,7 +290,7 @@ LAUNCHES: dict[str, LaunchPlan] = {
 
 PHASE_LAUNCHES: dict[str, tuple[str, ...]] = {
     "skeleton": ("single", OTHER_DATA),
-    "distributed": ("w2", "w3", W3_REFERENCE),
+    "distributed": ("w2", "w3", W3_REFERENCE, W2_REFERENCE),
     "restart": ("w2", "kill", "resume"),
     "torn": ("w2", "tear", "tear-resume"),
     "monitoring": ("w2",),

@@ -6,7 +6,11 @@ Every check of a grading (grader._finish adds these, the checks that build a det
 - evidence: str        what the run showed, as quoted: the part of the detail that tells why it
                        failed (a W=3 failure after a W=2 pass), without its likely cause (nor, for
                        a hang, the general explanation of one)
-- causes: list[str]    the likely causes the check names (empty when it held)
+- causes: list[str]    the likely causes the check names (empty when it held): set as data by
+                       the check that wrote "likely cause: X" into its detail (cause_text
+                       writes that clause from the list); read back from the detail
+                       (causes_in) for the others (the torn and the stretch checks, a check
+                       quoting a stall's summary, a result from before)
 - hang: bool           the run it judged stopped as a hang, or at its deadline
 - not_run: bool        the check was not run (its phase skipped, the file not compiled)
 - no_optimizer_step: bool  its phase made no optimizer step (every check of it failed for that;
@@ -53,6 +57,23 @@ def causes_in(detail: str) -> list[str]:
             named = piece.split("; ") if i == len(pieces) - 1 else piece.split("; ")[:1]
             causes += [n for n in (x.strip() for x in named) if n and n not in causes]
     return causes
+
+
+def cause_text(causes: list[str]) -> str:
+    """The detail's clause naming `causes` ("; likely cause: a; b"), for a check that also puts
+    them in its facts (`causes`), so no reader needs to parse the clause back."""
+    return f"; {CAUSE}{'; '.join(causes)}"
+
+
+def causes_of(item: Check) -> list[str]:
+    """The likely causes a failed check names: its facts' `causes` where the check set them,
+    else read from its detail (causes_in: a detail built elsewhere, or a result from before)."""
+    if item["passed"]:
+        return []
+    given = item.get("facts", {}).get("causes")
+    if isinstance(given, list) and all(isinstance(c, str) for c in given):
+        return list(given)
+    return causes_in(item["detail"])
 
 
 def failing_part(detail: str) -> str:

@@ -35,6 +35,7 @@ from trainer_lab.grading.contract import (
     PHASES,
     SCRIPT_NAME,
     SKELETON_TIMEOUT_S,
+    W2_REFERENCE,
     W3_REFERENCE,
     FaultPlan,
     LaunchPlan,
@@ -44,7 +45,7 @@ from trainer_lab.grading.contract import (
     tear_writes,
 )
 from trainer_lab.grading.data_plans import data_plan
-from trainer_lab.grading.facts import causes_in, with_evidence_facts
+from trainer_lab.grading.facts import causes_of, with_evidence_facts
 from trainer_lab.grading.outcome import Grading
 from trainer_lab.grading.stretch import (
     STRETCH_CHECK_NAMES,
@@ -306,12 +307,13 @@ def not_run(phase: str, why: str) -> list[Check]:
 
 def gate(checks: list[Check], why: str) -> list[Check]:
     """Every check fails for `why`; what each saw stays in its detail, before the likely cause
-    (likely_causes() reads everything after "likely cause: " as causes)."""
+    (and in its facts' causes, the gate's alone)."""
     head, _, cause = why.partition("; likely cause: ")
     gated = []
     for c in checks:
         seen = c["detail"].split("; likely cause: ")[0]
         facts = {**c.get("facts", {}), "no_optimizer_step": True, "evidence": head}
+        facts["causes"] = [cause] if cause else []  # the gate's, not what the check guessed
         gated.append(
             check(c["name"], False, f"{head}; observed: {seen}; likely cause: {cause}", facts)
         )
@@ -326,7 +328,7 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
     if phase == "skeleton":
         return skeleton_checks(runs["single"], runs[OTHER_DATA])
     if phase == "distributed":
-        return distributed_checks([runs["w2"], runs["w3"]], runs[W3_REFERENCE])
+        return distributed_checks([runs["w2"], runs["w3"]], runs[W3_REFERENCE], runs[W2_REFERENCE])
     if phase == "restart":
         return restart_checks(runs["w2"], runs["kill"], runs["resume"])
     if phase == "torn":
@@ -356,13 +358,11 @@ def judge_phase(
 
 
 def likely_causes(checks: list[Check]) -> list[str]:
-    """The causes the failed checks name, each once: in each part of a detail (a world size's,
-    a torn file's), what follows "likely cause: " ("; "-separated); a cause followed by more
-    evidence in the same part is its first segment alone."""
+    """The causes the failed checks name, each once (trainer_lab.grading.facts.causes_of: the
+    check's facts where it set them, else what its detail names)."""
     causes: list[str] = []
     for c in checks:
-        if not c["passed"]:
-            causes += [n for n in causes_in(c["detail"]) if n not in causes]
+        causes += [n for n in causes_of(c) if n not in causes]
     return causes
 
 

@@ -53,25 +53,53 @@ def collectives(since_ns: int) -> tuple[int, int] | None:
     return count, elements
 
 
+def _rows(args: Any, kwargs: Any) -> int:
+    """The leading size of a forward's first tensor argument (the samples it runs on)."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            return int(value.shape[0]) if value.dim() else 1
+    return 0
+
+
 class CommWatch:
     """The end of this rank's last forward (a module's forward outside a backward: an
-    activation checkpoint's recompute is not one), and the collectives issued since."""
+    activation checkpoint's recompute is not one), and the collectives issued since; and the
+    samples this rank's outermost forwards ran on since its last optimizer step (a module with
+    parameters, called by no other module, with autograd on: a rank that trains on its own
+    shard runs its model on BATCH_SIZE samples a step, one that trains on the gathered global
+    batch on W x as many, whatever collectives it issues)."""
 
     def __init__(self) -> None:
         self.forward_end_ns = time.time_ns()
+        self._depth = 0  # module forwards under way in this thread
+        self._rows = 0
 
     def install(self) -> None:
         """Turn the flight recorder on (before the script makes a process group) and watch the
         forwards."""
         os.environ.setdefault(FR_BUFFER_ENV, str(FR_BUFFER))
+        torch.nn.modules.module.register_module_forward_pre_hook(self._on_forward_start)
         torch.nn.modules.module.register_module_forward_hook(self._on_forward, always_call=True)
 
+    def _on_forward_start(self, module: Any, args: Any) -> None:
+        outermost = self._depth == 0
+        self._depth += 1
+        if (
+            outermost
+            and torch.is_grad_enabled()
+            and torch._C._current_graph_task_id() == -1
+            and next(module.parameters(), None) is not None
+        ):
+            self._rows += _rows(args, {})
+
     def _on_forward(self, module: Any, args: Any, output: Any) -> None:
+        self._depth = max(0, self._depth - 1)
         if torch._C._current_graph_task_id() == -1:  # not inside a backward
             self.forward_end_ns = time.time_ns()
 
     def since_forward(self) -> dict[str, int] | None:
-        """{"ops", "elements"}: the collectives issued since the last forward ended (None:
-        unknown)."""
+        """{"ops", "elements", "rows"}: the collectives issued since the last forward ended, and
+        the samples forwarded since the last call (None: collectives unknown)."""
+        rows, self._rows = self._rows, 0
         seen = collectives(self.forward_end_ns)
-        return None if seen is None else {"ops": seen[0], "elements": seen[1]}
+        return None if seen is None else {"ops": seen[0], "elements": seen[1], "rows": rows}

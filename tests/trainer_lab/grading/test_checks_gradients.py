@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 from tests.support.script_runs import fake_run
+from trainer_lab.grading.checks_exchange import forwards_own_shard, gradients_exchanged
 from trainer_lab.grading.checks_restart import resume_checks
-from trainer_lab.grading.checks_run import distributed_checks, gradients_exchanged, rank0_prints
+from trainer_lab.grading.checks_run import distributed_checks, rank0_prints, same_across_world_sizes
 
 GRAD = 161  # elements of the gradient
 
@@ -56,6 +57,83 @@ def test_the_exchange_is_part_of_params_in_sync_at_every_world_size(tmp_path: Pa
     checks = {c["name"]: c for c in distributed_checks(runs[:1], runs[1])}
     assert not checks["distributed.params_in_sync"]["passed"]
     assert "the ranks never exchange gradients" in checks["distributed.params_in_sync"]["detail"]
+
+
+def test_a_rank_that_forwards_the_gathered_global_batch_fails_however_much_it_reduces(
+    tmp_path: Path,
+) -> None:
+    """A gradient-sized all_reduce (of zeros) after the forward, but the model ran on both
+    ranks' samples: the reduced tensors carried no gradient another rank needed."""
+    records = [
+        {**r, "comm": {"ops": 1, "elements": GRAD, "rows": rows}}
+        for r, rows in zip(steps_with_comm([GRAD] * 3), (8, 8, 4), strict=True)
+    ]
+    run = fake_run(tmp_path / "a", 2, {f"steps-rank{r}.jsonl": records for r in (0, 1)})
+    assert gradients_exchanged(run)[0]
+    ok, detail = forwards_own_shard(run)
+    assert not ok
+    assert detail.startswith("rank 0's model ran on 8 samples in step 1 (2 of 3 steps")
+    assert "likely cause: every rank trains on the whole gathered global batch" in detail
+    # its own BATCH_SIZE (micro-batches add up to it), or no forward seen: not judged against it
+    rows = (4, 2, 0)
+    own = [{**r, "comm": {**r["comm"], "rows": n}} for r, n in zip(records, rows, strict=True)]
+    run = fake_run(tmp_path / "b", 2, {f"steps-rank{r}.jsonl": own for r in (0, 1)})
+    assert forwards_own_shard(run)[0]
+
+
+def steps_at(grad_norms: list[float], ends: list[list[float]], sharded: bool = False) -> list:
+    """Step records: the gradient's norm, the parameters (a sample) before and after."""
+    starts = [[0.0, 0.0], *ends[:-1]]
+    return [
+        {
+            "pstep": i + 1,
+            "pre": {"sample": start, "sharded": sharded},
+            "post": {"sample": end, "digest": str(end)},
+            "grad": {"norm": norm},
+        }
+        for i, (norm, start, end) in enumerate(zip(grad_norms, starts, ends, strict=True))
+    ]
+
+
+def world_run(tmp_path: Path, world: int, grad_norms: list[float], ends: list[list[float]]):
+    files = {f"steps-rank{r}.jsonl": steps_at(grad_norms, ends) for r in range(world)}
+    return fake_run(tmp_path, world, files)
+
+
+def test_a_step_that_scales_with_the_world_size_fails_against_w2_on_the_same_batches(
+    tmp_path: Path,
+) -> None:
+    """Summed gradients: 3x the mean at W=3, 2x at W=2 (its one-process reference may be summed
+    too, scaled when alone): the W=2 run served the same global batches tells them apart."""
+    w2 = world_run(tmp_path / "w2", 2, [2.0, 2.0], [[1.0, 0.0], [2.0, 0.0]])
+    w3 = world_run(tmp_path / "w3", 3, [3.0, 3.0], [[1.5, 0.0], [3.0, 0.0]])
+    ok, detail = same_across_world_sizes(w3, w2)
+    assert not ok
+    assert "gradient norm at W=3 1.50x" in detail
+    assert "parameters after step 2 50% of the distance they moved apart" in detail
+    assert "likely cause: the update scales with the world size" in detail
+    same = world_run(tmp_path / "same", 3, [2.0, 2.0], [[1.0, 0.0], [2.0, 0.0]])
+    ok, detail = same_across_world_sizes(same, w2)
+    assert ok, detail
+    assert detail.endswith("the world size does not change a step")
+
+
+def test_sharded_runs_are_compared_across_world_sizes_with_their_shards_put_together(
+    tmp_path: Path,
+) -> None:
+    """FSDP2: each rank records its shard; the whole gradient's norm is the shards' together."""
+    ends = [[1.0], [2.0]]
+
+    def sharded(world: int, shard_norm: float) -> dict[str, list]:
+        records = steps_at([shard_norm] * 2, ends, sharded=True)
+        return {f"steps-rank{r}.jsonl": records for r in range(world)}
+
+    w2 = fake_run(tmp_path / "w2", 2, sharded(2, 3 / 2**0.5))  # the whole gradient: norm 3
+    ok, detail = same_across_world_sizes(fake_run(tmp_path / "ok", 3, sharded(3, 3**0.5)), w2)
+    assert ok, detail
+    ok, detail = same_across_world_sizes(fake_run(tmp_path / "sum", 3, sharded(3, 3.0)), w2)
+    assert not ok
+    assert "gradient norm at W=3 1.73x" in detail
 
 
 def test_a_rank_that_returns_with_its_process_group_alive_fails(tmp_path: Path) -> None:

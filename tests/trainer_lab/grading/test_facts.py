@@ -60,6 +60,7 @@ def test_a_gated_or_skipped_phase_says_so_in_its_facts():
         "optimizer_steps": 0,
         "no_optimizer_step": True,
         "evidence": "no optimizer step seen (w2 exited 0); expected a step",
+        "causes": ["no torch.optim step"],
     }
     assert all(c["facts"] == {"not_run": True} for c in not_run("torn", "the w2 run failed"))
 

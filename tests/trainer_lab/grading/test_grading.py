@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.coding import detail, failed, grade_source
-from trainer_lab.grading import CHECK_NAMES, model_answer_source, starter_source
+from trainer_lab.grading import CHECK_NAMES, get_prompt, model_answer_source, starter_source
 from trainer_lab.grading.contract import RESTART_STEPS, fault_plan
 from trainer_lab.grading.variants import load_variants
 from trainer_lab.result import read_result
@@ -50,6 +50,7 @@ def test_the_model_answer_passes_every_check(tmp_path):
         "tear-resume",
         "single-other-data",
         "w3-reference",
+        "w3-at-w2",
     }
 
 
@@ -117,7 +118,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def test_a_second_correct_answer_in_another_style_passes_every_check(tmp_path):
     """Hand-written ReduceOp.AVG all-reduce, SGD + StepLR, BytesIO saves into a renamed dir."""
-    source = (FIXTURES / "right_allreduce_sgd.py").read_text()
+    source = get_prompt("ddp").second_answer()
     result = grade_source(source, tmp_path, tuple(CHECK_NAMES))
     assert failed(result) == [], [c for c in result["checks"] if not c["passed"]]
     # each of the save's three files was torn once (file-level writes, not torch.save calls)
@@ -141,7 +142,7 @@ def test_a_script_that_learns_nothing_fails(tmp_path):
 
 
 def test_a_lost_lr_scheduler_is_named_by_its_learning_rates_not_adam(tmp_path):
-    source = (FIXTURES / "right_allreduce_sgd.py").read_text()
+    source = get_prompt("ddp").second_answer()
     lost = '    sched.load_state_dict(state["sched"])\n'
     assert source.count(lost) == 1
     result = grade_source(source.replace(lost, ""), tmp_path, ("restart",))

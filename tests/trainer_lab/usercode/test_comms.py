@@ -1,8 +1,8 @@
 """The collectives a rank issues between its forward and its optimizer step, seen at the
 process-group level under the real harness (W=2, gloo): DDP's reducer, an all_reduce bound with
 functools.partial before the recorder could wrap anything, and samples gathered before the
-forward (which are no gradient exchange). And whether a rank returned with its process group
-alive (no destroy_process_group at the end)."""
+forward (which are no gradient exchange); the samples a rank's model runs on. And whether a rank
+returned with its process group alive (no destroy_process_group at the end)."""
 
 from __future__ import annotations
 
@@ -86,6 +86,8 @@ def test_a_gradient_exchange_is_seen_through_any_api(tmp_path: Path, source: str
         assert len(steps) == 3
         for step in steps:
             assert step["comm"]["elements"] >= GRAD_ELEMENTS, step["comm"]
+            # the samples of the outermost forward (DDP's, not the module's inside it)
+            assert step["comm"]["rows"] == 4, step["comm"]
         assert not group_left_alive(result.observe_dir, rank)  # it destroyed its group
 
 
@@ -94,5 +96,6 @@ def test_samples_gathered_before_the_forward_are_no_gradient_exchange(tmp_path: 
     assert result.status == "ok", result.summary()
     for rank in (0, 1):
         steps = step_records(result.observe_dir, rank)
-        assert [s["comm"] for s in steps] == [{"ops": 0, "elements": 0}] * 3
+        # no collective after the forward; the model ran on both ranks' samples
+        assert [s["comm"] for s in steps] == [{"ops": 0, "elements": 0, "rows": 80}] * 3
         assert group_left_alive(result.observe_dir, rank)  # the script never destroyed it

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from trainer_lab.grading.contract import LAUNCHES, W3_REFERENCE
+from trainer_lab.grading.contract import LAUNCHES, W2_REFERENCE, W3_REFERENCE
 from trainer_lab.grading.grader import plan_env
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.harness import ScriptLaunch, run_script
@@ -49,5 +49,5 @@ def test_dropout_is_the_identity_only_where_the_launch_asks(tmp_path: Path) -> N
 
 def test_the_w3_run_and_its_reference_have_dropout_off_and_no_other_launch() -> None:
     off = {name for name, plan in LAUNCHES.items() if plan_env(plan)}
-    assert off == {"w3", W3_REFERENCE}
+    assert off == {"w3", W3_REFERENCE, W2_REFERENCE}
     assert (protocol.NO_DROPOUT_ENV, "1") in plan_env(LAUNCHES["w3"])
