@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from drill.labs.overview import LabsOverview
     from drill.labs.runs import LabRuns
     from drill.labs.service import LabRunService
+    from drill.mock.checklist import RatingChecklist
     from drill.mock.coding.session import CodingSession
     from drill.mock.launch import Interrupted
     from drill.mock.round import MockRun, RateCard
@@ -143,18 +144,20 @@ class Services:
 
         return latest_interrupted(self.mock_store)
 
-    def feed_back_coding(
+    def coding_checklist(
         self, session: CodingSession, changed: list[str] | None = None
-    ) -> list[str]:
-        """Rate what a finished coding round examined (its failed checks' cards, its answered
-        follow-ups' cards), once per round, by the rule for ratings from outside review (cards
-        never reviewed are left new); one line per card says what changed. `changed` collects
-        the ids of the cards whose review was written."""
-        from drill.mock.coding.report import build_report, feed_back
+    ) -> RatingChecklist | None:
+        """The checklist a finished coding round proposes before any card is rated (its failed
+        checks' cards, its answered follow-ups' rubric items with the matcher's ticks); None
+        once settled or while nothing was examined. Confirming it rates by the rule for ratings
+        from outside review (cards never reviewed are left new); `changed` collects the ids of
+        the cards whose review was written. drill.mock.coding.confirm.settle keeps the outcome."""
+        from drill.mock.coding.confirm import coding_checklist
+        from drill.mock.coding.report import build_report
         from drill.mock.feedback import noting_changed
 
         rate = self.mock_rater() if changed is None else noting_changed(self.mock_rater(), changed)
-        return feed_back(session, build_report(session), rate, self.decks.deck_of)
+        return coding_checklist(session, build_report(session), rate, self.decks.deck_of)
 
     def record_grading(
         self, result: Mapping[str, Any], out_dir: Path, notify: Callable[[str], None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from drill.decks.models import Card, Deck, LabLink, Predict, PredictChoice
+from drill.decks.models import Card, Deck, LabLink, Numbers, NumberVar, Predict, PredictChoice
 from tests.support.paths import REPO
 from trainer_lab.catalogue import CATALOGUE
 
@@ -17,7 +17,7 @@ def test_readme_test_command_is_exactly_ci() -> None:
 
 def test_readme_documents_every_deck_field() -> None:
     text = (REPO / "README.md").read_text()
-    for model in (Deck, Card, LabLink, Predict, PredictChoice):
+    for model in (Deck, Card, LabLink, Predict, PredictChoice, Numbers, NumberVar):
         for name in model.model_fields:
             assert f"{name}:" in text, f"{model.__name__}.{name} is not documented"
 

@@ -29,14 +29,24 @@ from pathlib import Path
 from typing import Any
 
 from drill.cli import mock_coding
-from drill.cli.mock_args import coding_rounds, command, minutes_option, round_id, stretch_option
+from drill.cli.mock_args import (
+    coding_rounds,
+    command,
+    minutes_option,
+    prompt_option,
+    round_id,
+    stretch_option,
+)
 from drill.cli.mock_coding import (
     cmd_coding,
     cmd_coding_report,
+    cmd_contract,
     cmd_notebook,
     cmd_standard,
     play_coding,
 )
+from drill.cli.mock_followups import cmd_followups
+from drill.cli.mock_grade import cmd_grade
 from drill.cli.output import say
 from drill.mock.errors import MockError
 from drill.text import printable
@@ -45,7 +55,8 @@ PLAY = "play"
 EPILOG = """\
 The standard round is the coding round, as the interview runs it: clarify, skeleton,
 distributed lift, monitoring and restart (write train.py; each phase's checks run by
-themselves), then pushback (follow-up questions about your own code, answered in the notes).
+themselves), then pushback (follow-up questions about your own code, one at a time, each on
+its own clock; the answers are kept in the notes).
 
   drill mock                  start it in the app (= drill mock coding; --minutes N scales it;
                               --stretch accum,fsdp2 adds stretch phases after it, in order)
@@ -56,9 +67,10 @@ themselves), then pushback (follow-up questions about your own code, answered in
 
 `drill mock COMMAND --help` explains each. In a talk-only round: type into the answer boxes
 (autosaved every few seconds and on every phase change), F2 pause/resume, F3 next phase, F10
-end the round (asked first), ctrl+s save now. At the end, confirm the pre-checked rubric
-checklist and save: the cards of answered prompts that were not fully covered are rated
-Again/Hard in your review schedule.
+end the round (asked first), ctrl+s save now. At the end, the pre-checked rubric checklist:
+up/down move, space flips, enter confirms (the cards of answered prompts that were not fully
+covered are rated Again/Hard in your review schedule), n saves without rating. No card is
+rated before you confirm, in a coding round too (`drill mock rate ID --confirm` from a shell).
 """
 
 
@@ -97,6 +109,7 @@ def register(subparsers: Any) -> None:
     )
     minutes_option(parser)  # `drill mock --minutes N`: the standard (coding) round, rescaled
     stretch_option(parser)
+    prompt_option(parser)  # `drill mock --prompt NAME`: the coding round on that prompt
     parser.set_defaults(func=handle, run=cmd_standard, round="standard")
     sub = parser.add_subparsers(
         action=_CommandOrRound, dest="mock_command", metavar="[ROUND] | COMMAND"
@@ -167,6 +180,14 @@ def handle(args: argparse.Namespace) -> int:
         raise MockError(f"--minutes must be a positive number, got {minutes:g}")
     if minutes is not None and args.run not in (cmd_play, cmd_coding, cmd_standard, cmd_notebook):
         raise MockError("--minutes only goes with starting a round: drill mock [ROUND] --minutes N")
+    prompted = (cmd_coding, cmd_standard, cmd_notebook, cmd_grade, cmd_contract, cmd_followups)
+    if getattr(args, "prompt", None) is not None and args.run not in prompted:
+        raise MockError(
+            "--prompt goes with a coding round: drill mock --prompt NAME, drill mock notebook "
+            "--prompt NAME, drill mock grade/contract --prompt NAME"
+        )
+    if getattr(args, "stretch", None) is not None and args.prompt not in (None, "ddp"):
+        raise MockError("--stretch goes with the DDP round's prompt (stretch phases extend it)")
     if getattr(args, "stretch", None) is not None:
         if args.run not in (cmd_coding, cmd_standard, cmd_notebook) or getattr(args, "out", None):
             raise MockError(
@@ -190,7 +211,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     say(f"{'coding':<12} {total:>4g} min  {CODING_TITLE}")
     phases = ", ".join(f"{p.id} {p.minutes:g}m" for p in CODING_PHASES)
     say(f"{'':<12} phases: {phases}")
-    say(f"{'':<12} play: drill mock coding · in a notebook: drill mock notebook")
+    from drill.mock.coding.catalogue import catalogue
+
+    others = "".join(f" · --prompt {p.id}: {p.title} ({p.minutes} min)"
+                     for p in catalogue() if p.id != "ddp")  # fmt: skip
+    say(f"{'':<12} play: drill mock coding · in a notebook: drill mock notebook{others}")
     for definition, path in list_rounds(_deck_dirs(args)):
         phases = ", ".join(f"{p.id} {p.minutes:g}m" for p in definition.phases)
         say(f"{definition.round:<12} {definition.total_minutes:>4g} min  {definition.title}")

@@ -18,6 +18,19 @@ STRETCH_HELP = (
 )
 
 
+def prompt_option(parser: argparse.ArgumentParser, default: object = None) -> None:
+    """--prompt NAME: which prompt of the catalogue (drill.mock.coding.catalogue) the round is.
+    A subcommand's is argparse.SUPPRESS: `drill mock --prompt NAME coding` keeps the NAME."""
+    from drill.mock.coding.catalogue import prompts_help
+
+    parser.add_argument(
+        "--prompt",
+        metavar="NAME",
+        default=default,
+        help=f"the round's prompt (default: ddp); prompts: {prompts_help()}",
+    )
+
+
 def minutes_option(parser: argparse.ArgumentParser, default: object = None) -> None:
     parser.add_argument("--minutes", type=float, metavar="N", default=default, help=MINUTES_HELP)
 

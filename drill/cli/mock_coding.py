@@ -10,12 +10,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drill.cli import mock_followups, mock_watch
+from drill.cli import mock_followups, mock_rate, mock_watch
 from drill.cli.mock_args import (
     coding_rounds,
     coding_session,
     command,
     minutes_option,
+    prompt_option,
     round_id,
     stretch_option,
 )
@@ -58,11 +59,16 @@ def register(sub: Any) -> None:
         help="draw the fault plan (which rank is killed after which step) from seed N: the "
         "same seed gives the same kills, to reproduce a grading (its report names its seed)",
     )
+    prompt_option(grade, argparse.SUPPRESS)
 
-    command(sub, "contract", cmd_contract, "print the coding contract and the dataset module")
+    contract = command(
+        sub, "contract", cmd_contract, "print the coding contract and the dataset module"
+    )
+    prompt_option(contract, argparse.SUPPRESS)
 
     mock_followups.register(sub)
     mock_watch.register(sub)
+    mock_rate.register(sub)
 
     notebook = command(
         sub,
@@ -82,6 +88,7 @@ def register(sub: Any) -> None:
         "out", nargs="?", metavar="OUT.ipynb", help="where to write it (default: a new workspace)"
     )
     minutes_option(notebook, argparse.SUPPRESS)  # the new round's clock, scaled
+    prompt_option(notebook, argparse.SUPPRESS)
     stretch_option(notebook, argparse.SUPPRESS)
 
     coding = command(
@@ -94,6 +101,7 @@ def register(sub: Any) -> None:
     )
     minutes_option(coding, argparse.SUPPRESS)
     stretch_option(coding, argparse.SUPPRESS)
+    prompt_option(coding, argparse.SUPPRESS)
     coding_sub = coding.add_subparsers(dest="coding_command", metavar="{resume}")
     coding_resume = command(
         coding_sub, "resume", cmd_coding_resume, "resume a coding round (default: the latest)"
@@ -102,12 +110,17 @@ def register(sub: Any) -> None:
 
 
 def new_coding_session(args: argparse.Namespace, *, notebook: bool = False) -> Any:
-    """A new coding round, scaled by --minutes, with the --stretch phases chosen up front."""
+    """A new coding round on --prompt (default: today's DDP round), scaled by --minutes, with
+    the --stretch phases chosen up front; an unknown prompt is a MockError (one line)."""
     from drill.mock.coding.session import CodingSession
     from drill.mock.coding.stretch import choose
+    from trainer_lab.grading import DEFAULT_PROMPT
 
+    prompt = getattr(args, "prompt", None) or DEFAULT_PROMPT
     try:
-        session = CodingSession.create(coding_rounds(), args.minutes, notebook=notebook)
+        session = CodingSession.create(
+            coding_rounds(), args.minutes, notebook=notebook, prompt=prompt
+        )
     except OSError as error:
         raise MockError(f"cannot create the round: {error.strerror or error}") from None
     if getattr(args, "stretch", None):
@@ -119,6 +132,14 @@ def new_coding_session(args: argparse.Namespace, *, notebook: bool = False) -> A
 def cmd_contract(args: argparse.Namespace) -> int:
     from trainer_lab.grading import CONTRACT, DATASET_MODULE_FILE, dataset_source
 
+    if getattr(args, "prompt", None) not in (None, "ddp"):
+        from drill.mock.coding.catalogue import round_prompt
+
+        entry = round_prompt(args.prompt)
+        say(entry.contract)
+        say(f"--- {DATASET_MODULE_FILE} (the given dataset module; import it from train.py) ---")
+        sys.stdout.write(entry.entry.dataset())
+        return 0
     say(CONTRACT)
     say(f"--- {DATASET_MODULE_FILE} (the given dataset module; import it from train.py) ---")
     sys.stdout.write(dataset_source())
@@ -134,12 +155,14 @@ def cmd_notebook(args: argparse.Namespace) -> int:
         raise MockError("--minutes goes with a new round: drill mock notebook --minutes N")
     if args.out:  # just the notebook, where asked: no round, no clock
         from drill.files import require_parent_dir
+        from drill.mock.coding.catalogue import round_prompt
 
+        entry = round_prompt(getattr(args, "prompt", None) or "ddp")  # before anything is written
         require_parent_dir(Path(args.out))
-        path = write_round_notebook(Path(args.out))
+        path = write_round_notebook(Path(args.out), prompt=entry)
         say(f"Notebook: {printable(str(path))}  (drill_data.py beside it)")
         say(f"Open it:  {_open_line(path)}")
-        say(f"Grade it: drill mock grade {printable(quote(str(path)))}")
+        say(f"Grade it: drill mock grade {printable(quote(str(path)))}{_prompt_words(entry.id)}")
         return 0
     session = new_coding_session(args, notebook=True)
     path = session.notebook_path
@@ -147,10 +170,16 @@ def cmd_notebook(args: argparse.Namespace) -> int:
     say(f"Open it:   {_open_line(path)}")
     say(f"The clock: drill mock watch {session.round_id}   (or in the app: drill mock coding "
         f"resume {session.round_id})")  # fmt: skip
-    say(f"Grade now: drill mock grade {printable(quote(str(path)))}")
+    say(f"Grade now: drill mock grade {printable(quote(str(path)))}"
+        f"{_prompt_words(session.prompt.id)}")  # fmt: skip
     if args.stretch:
         say(f"Stretch:   {', '.join(args.stretch)} after the round, in this order")
     return 0
+
+
+def _prompt_words(prompt: str) -> str:
+    """` --prompt NAME` for a command line, empty for today's DDP round (the default)."""
+    return "" if prompt == "ddp" else f" --prompt {prompt}"
 
 
 def _open_line(path: Path) -> str:

@@ -19,7 +19,7 @@ from drill.cli.mock_grade import graded_file, print_checks
 from drill.cli.output import say
 from drill.mock.errors import MockError
 
-USAGE = "usage: drill mock followups FILE [--phase P] [--json]"
+USAGE = "usage: drill mock followups FILE [--phase P] [--json] [--prompt NAME]"
 DESCRIPTION = """\
 Grade FILE as the coding round's train.py (the same runs as `drill mock grade`: under torchrun,
 ranks killed and relaunched), then print 3-5 follow-up questions chosen from what its runs and
@@ -54,6 +54,9 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="print the questions (and the grading's summary) as JSON",
     )
+    from drill.cli.mock_args import prompt_option
+
+    prompt_option(parser, argparse.SUPPRESS)  # graded and asked as that prompt's round
 
 
 def graded_result(args: argparse.Namespace) -> dict[str, Any]:
@@ -64,8 +67,11 @@ def graded_result(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_followups(args: argparse.Namespace) -> int:
     if args.file is None:
         raise MockError(USAGE)
+    from drill.mock.coding.catalogue import round_prompt
     from drill.mock.coding.followups import follow_ups
     from trainer_lab.usercode.source import ScriptError, read_script
+
+    prompt = round_prompt(getattr(args, "prompt", None) or "ddp")  # before any grading
 
     path = Path(args.file)
     if not args.json:
@@ -78,7 +84,7 @@ def cmd_followups(args: argparse.Namespace) -> int:
         source = read_script(source_path)
     except ScriptError as error:
         raise MockError(str(error)) from None
-    questions = follow_ups(result, source)
+    questions = follow_ups(result, source, prompt)
     observations = result.get("observations") or {}
     summary = {
         "script": str(path),

@@ -35,13 +35,13 @@ def graded_file(args: argparse.Namespace, *, quiet: bool) -> FileGrading:
     unless `quiet`."""
     if args.file is None:
         raise MockError(USAGE)
-    phases = grader_phases(args.phase)
+    grader, contract, phases = _prompt_grader(args)
     path = Path(args.file)
     prepared = prepare_file(path)
     if prepared[2] is not None:
         say(f"Graded: {prepared[2]}", file=sys.stderr if quiet else sys.stdout)
     if not quiet:
-        say(f"Grading {path} against the coding contract ({', '.join(phases)})", file=sys.stderr)
+        say(f"Grading {path} against {contract} ({', '.join(phases)})", file=sys.stderr)
 
     def progress(message: str) -> None:
         say(f"  {message}", file=sys.stderr, flush=True)
@@ -49,11 +49,28 @@ def graded_file(args: argparse.Namespace, *, quiet: bool) -> FileGrading:
     return grade_file(
         prepared,
         phases,
-        grader=grade_script,
+        grader=grader,
         record=lambda result, out_dir: _record(args, result, out_dir),
         on_progress=None if quiet else progress,
         seed=getattr(args, "seed", None),
     )
+
+
+def _prompt_grader(args: argparse.Namespace) -> tuple[Any, str, list[str]]:
+    """The grader, the contract's name and the phases for --prompt (default: today's DDP round,
+    graded exactly as before); an unknown prompt or phase is a MockError (one line, exit 2)."""
+    name = getattr(args, "prompt", None)
+    if name in (None, "ddp"):
+        return grade_script, "the coding contract", grader_phases(args.phase)
+    from drill.mock.coding.catalogue import round_prompt
+
+    entry = round_prompt(name)
+    phases = entry.grader_phases(args.phase)
+
+    def grader(script: Path, out_dir: Path, chosen: Any, **options: Any) -> Any:
+        return grade_script(script, out_dir, chosen, prompt=entry.id, **options)
+
+    return grader, f"the {entry.id} prompt's contract ({entry.title})", phases
 
 
 def _record(args: argparse.Namespace, result: Mapping[str, Any], out_dir: Path) -> list[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from drill.cli.mock_args import round_id
+from drill.cli.mock_rate import decide_options
 from drill.cli.output import say
 from drill.mock.errors import MockError
 
@@ -25,7 +26,9 @@ Keep the clock of a coding round from a terminal: the latest unfinished one (or 
 `drill mock history`). The phase and the time left stay on one line; each save of train.py (or,
 in a notebook round, of round.ipynb, whose %%writefile train.py cell is read) is noted; when a
 phase's time is up its checks run (`drill mock contract` lists them) and the verdicts are printed;
-at the end everything is graded. ctrl+c pauses the clock and saves it: `drill mock watch ROUND`
+at the end everything is graded, and the checklist is printed: no card is rated unless you
+confirm it (--confirm, or y when asked on a terminal; --do-not-rate declines; see `drill mock
+rate`). ctrl+c pauses the clock and saves it: `drill mock watch ROUND`
 (or `drill mock coding resume ROUND`, the app's screen) goes on from there."""
 POLL_S = 1.0
 # Seams for tests: the clock's time source and the wait between polls.
@@ -44,6 +47,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "round", nargs="?", metavar="ROUND", help="the coding round's id (default: the latest)"
     )
+    decide_options(parser)
 
 
 def _session(round_text: str | None) -> Any:  # -> CodingSession
@@ -69,10 +73,12 @@ def _session(round_text: str | None) -> Any:  # -> CodingSession
     return session
 
 
-def _grade(script: Path, out_dir: Path, phases: tuple[str, ...]) -> Mapping[str, Any]:
+def _grade(
+    script: Path, out_dir: Path, phases: tuple[str, ...], **options: Any
+) -> Mapping[str, Any]:
     from trainer_lab.grading import grade
 
-    return grade(script, out_dir, phases)
+    return grade(script, out_dir, phases, **options)  # options: the round's prompt
 
 
 class _Screen:
@@ -110,13 +116,14 @@ class _Screen:
 def cmd_watch(args: argparse.Namespace) -> int:
     session = _session(args.round)
     with contextlib.ExitStack() as stack:
-        return _watch(session, _services(args, stack))
+        return _watch(session, _services(args, stack), args.confirm, args.do_not_rate)
 
 
-def _watch(session: Any, services: Any) -> int:
+def _watch(session: Any, services: Any, confirm: bool = False, skip: bool = False) -> int:
+    from drill.cli.mock_rate import decide_in_terminal
     from drill.mock.coding.watch import RoundWatch
 
-    record = feed_back = None
+    record = None
     if services is not None:
 
         def record(result: Mapping[str, Any], out_dir: Path) -> list[str]:
@@ -124,10 +131,8 @@ def _watch(session: Any, services: Any) -> int:
             services.record_grading(result, out_dir, notices.append)
             return notices
 
-        def feed_back(done: Any) -> list[str]:
-            return services.feed_back_coding(done)
-
-    watch = RoundWatch(session, grade=_grade, record=record, feed_back=feed_back)
+    # no card is rated inside the watch: the checklist is confirmed once the round is over
+    watch = RoundWatch(session, grade=session.grader(_grade), record=record)
     screen = _Screen(sys.stdout.isatty())
     try:
         for line in watch.start():
@@ -146,6 +151,8 @@ def _watch(session: Any, services: Any) -> int:
     final = watch.status_line()
     if screen.tty or screen.shown != final:  # a plain line already said it: not twice
         screen.line(final)
+    if services is not None:
+        decide_in_terminal(services, session, confirm, skip)
     say(f"Report: drill mock report coding {session.round_id} --md")
     return 0
 

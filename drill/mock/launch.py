@@ -69,10 +69,3 @@ def latest_interrupted(store: MockStore, rounds_dir: Path | None = None) -> Inte
         return ("coding", coding)
     text_saved = store.load(text_id).updated_at.timestamp()
     return ("coding", coding) if coding.saved_at() >= text_saved else ("text", text_id)
-
-
-def feed_back_coding(session: CodingSession, rate: RateCard, decks: DeckSet) -> list[str]:
-    """Rate the cards behind a finished coding round's failed checks Again (once per round)."""
-    from drill.mock.coding.report import build_report, feed_back
-
-    return feed_back(session, build_report(session), rate, decks.deck_of)

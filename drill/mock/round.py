@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from drill.mock.checklist import CardOutcome, RateCard
 from drill.mock.clock import ClockState, Event, PhaseAdvanced, RoundClock, RoundFinished, Status
 from drill.mock.coverage import BulletCoverage, cover
 from drill.mock.errors import MockError
@@ -21,13 +21,7 @@ from drill.mock.rubric_bands import GradedPrompt, PhaseInfo, build_report
 from drill.mock.selection import CardEntry, plan_round
 from drill.mock.store import DONE, GRADING, RUNNING, GradeRow, MockStore, SavedPrompt, SavedRound
 
-if TYPE_CHECKING:
-    from drill.review.outside import CardChange
-
 AUTOSAVE_EVERY_S = 3.0
-
-# rate(card_id, deck_id, rating): feeds a weak card back into review, returns what it did to it
-RateCard = Callable[[str, str, int], "CardChange"]
 
 
 def scaled_budgets(definition: RoundDef, minutes: float | None = None) -> list[float]:
@@ -200,7 +194,8 @@ class MockRun:
             for phase in report.phases:
                 for prompt in phase.prompts:
                     if prompt.card_id is not None and prompt.feedback_rating is not None:
-                        change = rate(prompt.card_id, prompt.deck_id or "", prompt.feedback_rating)
-                        prompt.feedback = change.describe()
+                        rating = prompt.feedback_rating
+                        change = rate(prompt.card_id, prompt.deck_id or "", rating)
+                        prompt.feedback = CardOutcome(prompt.card_id, rating, "", change).line()
         self.store.save_report(self.round_id, rows, report)
         return report

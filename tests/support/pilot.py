@@ -118,3 +118,8 @@ def steady_cursors(app: App[Any]) -> None:
     loaded machine must not depend on where the blink timer was."""
     for area in app.screen.query(TextArea):
         area.cursor_blink = False
+        # TextArea caches rendered lines under the same key for "blinking, in the off phase"
+        # and "not blinking": a cursor row drawn in the off phase would be reused without its
+        # cursor. A style update clears that cache, so the row is drawn again.
+        area.notify_style_update()
+        area.refresh()

@@ -40,6 +40,7 @@ from trainer_lab.grading.contract import (
     starter_source,
 )
 from trainer_lab.grading.outcome import Grading
+from trainer_lab.grading.prompts import DEFAULT_PROMPT, PROMPT_IDS, get_prompt
 from trainer_lab.grading.stretch import (
     STRETCH_CHECK_NAMES,
     STRETCH_PHASES,
@@ -55,10 +56,12 @@ __all__ = [
     "CONTRACT",
     "DATASET_MODULE_FILE",
     "DATASET_SIZE",
+    "DEFAULT_PROMPT",
     "DEFAULT_TIMEOUT_S",
     "FILES",
     "LAB",
     "PHASES",
+    "PROMPT_IDS",
     "RESTART_KILLED_AFTER",
     "SCRIPT_NAME",
     "STRETCH_CHECK_NAMES",
@@ -67,6 +70,7 @@ __all__ = [
     "Grading",
     "ScriptError",
     "dataset_source",
+    "get_prompt",
     "grade",
     "model_answer_source",
     "starter_source",
@@ -85,6 +89,7 @@ def grade(
     on_progress: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
     seed: int | None = None,
+    prompt: str = "ddp",
 ) -> Grading:
     """Run `script` as the contract's train.py for the launches `phases` need (in PHASES order,
     then STRETCH_PHASES order,
@@ -95,7 +100,20 @@ def grade(
     torn alone) and the samples: the same seed, the same plan; None draws a fresh seed, and
     the seed used is `Grading.seed` (result.json's "seed").
     Raises ScriptError when the file cannot be read; a file that does not compile is not run
-    and fails every check."""
+    and fails every check. `prompt` names the round's prompt in the catalogue
+    (trainer_lab.grading.prompts: "ddp", today's round, or another prompt graded its own way;
+    KeyError for an unknown one)."""
+    if prompt != DEFAULT_PROMPT:
+        return get_prompt(prompt).grade(
+            script,
+            out_dir,
+            phases,
+            parallel=parallel,
+            on_progress=on_progress,
+            cancel=cancel,
+            seed=seed,
+            timeout_s=timeout_s,
+        )
     from trainer_lab.grading.grader import grade_script  # the harness loads when a grading runs
 
     return grade_script(

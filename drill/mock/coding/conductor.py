@@ -24,12 +24,10 @@ from typing import Any, Protocol
 
 from drill.mock.coding.notebook import find_train_cell
 from drill.mock.coding.regrade import GRADES_DIR, remember_source, unchanged_full_grading
-from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.coding.session import CodingSession
 from drill.mock.errors import MockError
 from drill.paths import new_numbered_dir, new_run_dir, runs_dir
 from trainer_lab.grading import LAB, PHASES, Grading, ScriptError
-
-ALL_GRADER_PHASES = CODING_PHASES[-1].grades  # the pushback's and the end's: everything
 
 
 class Grader(Protocol):
@@ -79,7 +77,7 @@ def grade_round(
     """Grade the round's train.py against `phases` (see the module's text). Never raises for
     the user's file or the grader: a failed grading is `error`, and the clock goes on."""
     problem = session.sync_from_notebook() if session.notebook_path is not None else None
-    if session.finished and set(phases) == set(ALL_GRADER_PHASES):
+    if session.finished and set(phases) == set(session.all_grader_phases):
         reused = unchanged_full_grading(session)
         if reused is not None:  # the pushback's grading ran this very file
             number, result = reused

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drill.mock.coding.check_facts import (
     CheckSeen,
@@ -40,6 +40,9 @@ from drill.mock.coding.followup_table import (
 )
 from drill.mock.coding.script_facts import ScriptFacts, inspect_source
 from trainer_lab.grading import PHASES
+
+if TYPE_CHECKING:
+    from drill.mock.coding.catalogue import RoundPrompt
 
 MIN_QUESTIONS = 3
 MAX_QUESTIONS = 5
@@ -152,7 +155,8 @@ def template_facts(checks: list[CheckSeen], script: ScriptFacts) -> dict[str, di
     phase's own (the torn phase's relaunch is not the restart phase's)."""
     by = run_facts(checks)
     base = {**by[""], **design_facts(script, checks)}
-    return {family: {**base, **by.get(family, {})} for family in PHASES}
+    families = dict.fromkeys([*PHASES, *(c.family for c in checks)])  # another prompt's too
+    return {family: {**base, **by.get(family, {})} for family in families}
 
 
 class _Facts(dict):  # str.format_map: a placeholder no fact fills reads as "?"
@@ -195,20 +199,30 @@ def _question(
     )
 
 
-def _failed_template(check: CheckSeen) -> Template:
-    """The check's own question; the hang question when its run hung; for a check the table
-    does not know (a newer grader), its phase's first question."""
+def _failed_template(check: CheckSeen, failed: Mapping[str, Template] = FAILED) -> Template:
+    """The check's own question (in the prompt's table `failed`); the hang question when its
+    run hung; for a check the table does not know (a newer grader), its phase's first
+    question, else the table's first."""
     if check.hang:
         return HANG._replace(id=f"{HANG.id}-{check.family}")
-    if check.name in FAILED:
-        return FAILED[check.name]
-    return next(t for name, t in FAILED.items() if name.startswith(f"{check.family}."))
+    if check.name in failed:
+        return failed[check.name]
+    same_phase = (t for name, t in failed.items() if name.startswith(f"{check.family}."))
+    return next(same_phase, next(iter(failed.values())))
 
 
-def follow_ups(result: Mapping[str, Any], source: str) -> list[FollowUp]:
+def follow_ups(
+    result: Mapping[str, Any], source: str, prompt: RoundPrompt | None = None
+) -> list[FollowUp]:
     """3-5 questions for a grading (the lab result's mapping) of `source`: failed phases first
     (grader phase order), then what-ifs of the phases that held (WHAT_IF_ORDER), then, when
-    fewer than three, what-ifs from the code alone. Deterministic; never runs the source."""
+    fewer than three, what-ifs from the code alone. Deterministic; never runs the source.
+    `prompt`: the round's prompt (drill.mock.coding.catalogue), whose grader phases and
+    follow-up table are asked from (default: today's DDP round's)."""
+    phases = prompt.phases if prompt is not None else PHASES
+    failed_table = prompt.followups.failed if prompt is not None else FAILED
+    what_if = prompt.followups.what_if if prompt is not None else WHAT_IF
+    what_if_order = prompt.followups.what_if_order if prompt is not None else WHAT_IF_ORDER
     checks = read_checks(result)
     by_family = template_facts(checks, inspect_source(source))
     base = by_family[PHASES[0]]
@@ -227,7 +241,7 @@ def follow_ups(result: Mapping[str, Any], source: str) -> list[FollowUp]:
             _question(GATE_NOT_COMPILED, FAILED_KIND, first, base, clean(f"not run: {syntax}"))
         )
     gate_asked = False
-    for family in PHASES:
+    for family in phases:
         failed = [c for c in graded if c.family == family and not c.passed]
         if not failed:
             continue
@@ -242,29 +256,36 @@ def follow_ups(result: Mapping[str, Any], source: str) -> list[FollowUp]:
             continue
         also = [c.name for c in failed[1:]]
         questions.append(
-            _question(_failed_template(lead), FAILED_KIND, lead.name, facts(family), lead, also)
+            _question(
+                _failed_template(lead, failed_table),
+                FAILED_KIND,
+                lead.name,
+                facts(family),
+                lead,
+                also,
+            )
         )
     held = {
         family
-        for family in PHASES
+        for family in phases
         if family not in asked
         and any(c.family == family for c in graded)
         and all(c.passed for c in graded if c.family == family)
     }
-    for family in WHAT_IF_ORDER:
+    for family in what_if_order:
         if family in held and len(questions) < MAX_QUESTIONS:
-            template = WHAT_IF[family]
+            template = what_if[family]
             seen = next((c for c in graded if c.name == template.check), None)
             questions.append(_question(template, WHAT_IF_KIND, template.check, facts(family), seen))
             asked.add(family)
     # fewer than three: ask from the code, phases that gave no evidence first
     for family in sorted(
-        (f for f in WHAT_IF_ORDER if f not in held),
-        key=lambda f: (f in asked, WHAT_IF_ORDER.index(f)),
+        (f for f in what_if_order if f not in held),
+        key=lambda f: (f in asked, what_if_order.index(f)),
     ):
         if len(questions) >= MIN_QUESTIONS:
             break
-        template = WHAT_IF[family]
+        template = what_if[family]
         questions.append(_question(template, FROM_CODE_KIND, template.check, facts(family)))
     return questions[:MAX_QUESTIONS]
 

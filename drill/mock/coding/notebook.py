@@ -5,8 +5,8 @@
     cell = find_train_cell(path)                   # the same, with the cell's number
     notes = notes_cell_text(path)                  # what the user wrote in the notes cell
 
-The notebook has, per phase of the coding round (drill.mock.coding.session.CODING_PHASES), a
-Markdown cell with the phase's prompt (the standard round's, as the coding round's talk track
+The notebook has, per phase of the coding round (its prompt's time table), a Markdown
+cell with the phase's prompt (the standard round's, as the coding round's talk track
 uses) and the contract's lines that grade it, then one `%%writefile train.py` cell holding the
 starter, a `!torchrun` cell and a Markdown notes cell (the talk track; a notebook round reads it
 as its notes). At pushback the follow-up questions come as one more Markdown cell at the end
@@ -26,17 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drill.files import FileRefused, read_regular
-from drill.mock.coding.phases import CODING_PHASES, ROUND, STANDARD_PHASE
+from drill.mock.coding.catalogue import RoundPrompt, round_prompt
+from drill.mock.coding.phases import ROUND
 from drill.mock.errors import MockError
 from drill.text import printable
-from trainer_lab.grading import (
-    CONTRACT,
-    DATASET_MODULE_FILE,
-    PHASES,
-    SCRIPT_NAME,
-    dataset_source,
-    starter_source,
-)
+from trainer_lab.grading import CONTRACT, DATASET_MODULE_FILE, PHASES, SCRIPT_NAME
 
 MAX_NOTEBOOK_BYTES = 16 * 1024**2  # outputs (plots) make notebooks large; this is generous
 NOTEBOOK_NAME = "round.ipynb"  # the default workspace's notebook
@@ -72,14 +66,15 @@ class TrainCell:
 # --- writing ---------------------------------------------------------------------------------
 
 
-def contract_sections() -> dict[str, str]:
-    """Grader phase -> its lines of the contract's "How it is graded" table (CONTRACT's text)."""
-    table = CONTRACT.split("\nHow it is graded", 1)[1].split("\n", 1)[1]
+def contract_sections(contract: str = CONTRACT, phases: tuple[str, ...] = PHASES) -> dict[str, str]:
+    """Grader phase -> its lines of the contract's "How it is graded" table (today's CONTRACT,
+    or a catalogue prompt's contract)."""
+    table = contract.split("\nHow it is graded", 1)[1].split("\n", 1)[1]
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in table.splitlines():
         match = _GRADED_LINE.match(line)
-        if match and match.group(1) in PHASES:
+        if match and match.group(1) in phases:
             current = sections.setdefault(match.group(1), [])
         if current is not None and line.strip():
             current.append(line[2:])
@@ -95,15 +90,15 @@ def phase_length(minutes: float, scale: float = 1.0) -> str:
     return f"{seconds // 60} min" if seconds % 60 == 0 else clock(seconds)
 
 
-def _phase_cells(notebook_name: str, scale: float = 1.0) -> list[tuple[str, str]]:
+def _phase_cells(notebook_name: str, scale: float, entry: RoundPrompt) -> list[tuple[str, str]]:
     from drill.mock.loader import find_round
 
     standard = {p.id: p for p in find_round(ROUND).phases}
-    sections = contract_sections()
+    sections = contract_sections(entry.contract, entry.phases)
     shown: set[str] = set()
     cells = []
-    for number, phase in enumerate(CODING_PHASES, 1):
-        theirs = standard.get(STANDARD_PHASE.get(phase.id, phase.id))
+    for number, phase in enumerate(entry.round_phases, 1):
+        theirs = standard.get(entry.talk_phases.get(phase.id, phase.id))
         parts = [f"## {number}. {phase.title} ({phase_length(phase.minutes, scale)})"]
         if theirs is not None and theirs.focus:
             parts.append(f"*{' '.join(theirs.focus.split())}*")
@@ -123,17 +118,22 @@ def _phase_cells(notebook_name: str, scale: float = 1.0) -> list[tuple[str, str]
     return cells
 
 
-def _notes_text() -> str:
+def _notes_text(prompt: RoundPrompt) -> str:
+    """The notes cell as written: a heading per round phase of the prompt."""
 
-    heads = "\n\n".join(f"### {p.title}" for p in CODING_PHASES)
+    heads = "\n\n".join(f"### {p.title}" for p in prompt.round_phases)
     return f"## Notes (talk track)\n\nWhat you would say in each phase.\n\n{heads}\n"
 
 
-def round_notebook(notebook_name: str = NOTEBOOK_NAME, scale: float = 1.0):  # -> NotebookNode
+def round_notebook(
+    notebook_name: str = NOTEBOOK_NAME, scale: float = 1.0, prompt: RoundPrompt | None = None
+):  # -> NotebookNode
     """The round's notebook (nbformat v4), cells with stable ids; phase lengths as a round
-    scaled by `scale` has them."""
+    scaled by `scale` has them; `prompt`: the catalogue's round (default: today's DDP)."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    prompt = prompt or round_prompt()
 
     notebook_name = printable(notebook_name)  # shown as text: a non-UTF-8 byte is not writable
     intro = (
@@ -146,14 +146,15 @@ def round_notebook(notebook_name: str = NOTEBOOK_NAME, scale: float = 1.0):  # -
         f"Grade it with `drill mock grade {notebook_name}`: it grades {LOOKS_FOR}, the last one "
         "if there are several, exactly like a file; nothing else in the notebook is run."
     )
-    contract = f"## The contract\n\n```text\n{CONTRACT.rstrip()}\n```"
+    contract = f"## The contract\n\n```text\n{prompt.contract.rstrip()}\n```"
     cells = [new_markdown_cell(intro, id="intro"), new_markdown_cell(contract, id="contract")]
     cells += [new_markdown_cell(text, id=cell_id)
-              for cell_id, text in _phase_cells(notebook_name, scale)]  # fmt: skip
-    starter = starter_source().rstrip("\n")
+              for cell_id, text in _phase_cells(notebook_name, scale, prompt)]  # fmt: skip
+    starter = prompt.starter().rstrip("\n")
     cells.append(new_code_cell(f"%%writefile {SCRIPT_NAME}\n{starter}", id="train-py"))
-    cells.append(new_code_cell(RUN_COMMAND, id="run"))
-    cells.append(new_markdown_cell(_notes_text(), id="notes"))
+    run = f"!torchrun --nproc-per-node {WORLD_SIZE} {SCRIPT_NAME} {prompt.run_args}"
+    cells.append(new_code_cell(run, id="run"))
+    cells.append(new_markdown_cell(_notes_text(prompt), id="notes"))
     notebook = new_notebook(
         cells=cells,
         metadata={
@@ -176,18 +177,23 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_round_notebook(path: Path, scale: float = 1.0) -> Path:
+def write_round_notebook(
+    path: Path, scale: float = 1.0, *, prompt: RoundPrompt | None = None
+) -> Path:
     """Write the round's notebook at `path` (a new .ipynb; an existing file is never replaced)
     and the given dataset module beside it, phase lengths scaled by `scale` (the round's
-    `--minutes`). Returns the notebook's path."""
+    `--minutes`), on the catalogue's `prompt` (default: today's DDP round). Returns the
+    notebook's path."""
     import nbformat
+
+    prompt = prompt or round_prompt()
 
     path = Path(path)
     if path.suffix.lower() != ".ipynb":
         raise MockError(f"a notebook's name ends in .ipynb, got {path.name!r}")
     if path.exists() or path.is_symlink():
         raise MockError(f"{path} exists; drill does not replace a notebook (choose another name)")
-    module, source = path.parent / DATASET_MODULE_FILE, dataset_source()
+    module, source = path.parent / DATASET_MODULE_FILE, prompt.dataset()
     write_module = not _same_file_there(module, source)  # a different one is refused there
     wrote_module = False
     try:
@@ -195,7 +201,7 @@ def write_round_notebook(path: Path, scale: float = 1.0) -> Path:
         if write_module:
             _write_new(module, source)
             wrote_module = True
-        _write_new(path, nbformat.writes(round_notebook(path.name, scale)) + "\n")
+        _write_new(path, nbformat.writes(round_notebook(path.name, scale, prompt)) + "\n")
     except BaseException as error:
         if wrote_module:  # drill's own, written just now: no half workspace is left
             module.unlink(missing_ok=True)
@@ -320,7 +326,11 @@ def extract_train_py(path: Path) -> str:
 
 
 def _template_lines() -> frozenset[str]:
-    return frozenset(line.strip() for line in _notes_text().splitlines() if line.strip())
+    """The notes cell's template lines, of every prompt's time table."""
+    from drill.mock.coding.catalogue import catalogue
+
+    texts = [_notes_text(prompt) for prompt in catalogue()]
+    return frozenset(line.strip() for text in texts for line in text.splitlines() if line.strip())
 
 
 def notes_cell_text(path: Path) -> str:

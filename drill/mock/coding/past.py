@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drill.mock.coding.session import CODING_PHASES, CodingSession, default_rounds_dir
+from drill.mock.errors import MockError
 from trainer_lab.grading import DATASET_MODULE_FILE, SCRIPT_NAME
 
 if TYPE_CHECKING:
@@ -66,7 +67,10 @@ def coding_history(rounds_dir: Path, limit: int = 50) -> list[CodingRow]:
         folder = rounds_dir / str(number)
         if not (folder / SCRIPT_NAME).is_file():
             continue
-        session = CodingSession(folder)
+        try:
+            session = CodingSession(folder)
+        except MockError:  # a prompt this drill does not know (a newer drill's round): not listed
+            continue
         checks = latest_checks(grade_results(folder))
         held = sum(1 for c in checks.values() if c["passed"])
         rows.append(

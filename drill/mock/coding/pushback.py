@@ -1,5 +1,9 @@
 """The coding round's pushback: follow-up questions about the candidate's own code.
 
+Words: a follow-up is one question (drill.mock.coding.followups makes them from a grading and
+the code); "pushback" is the round phase that asks them, and the name under which a round's
+state.json keeps them (`session.pushback`, a stored key old rounds have: not renamed).
+
 The questions come from drill.mock.coding.followups: from the full grading's evidence when one
 has run (failed checks quoted, what-ifs about the script's own design), from the code alone
 before that.
@@ -13,17 +17,18 @@ answered in the notes under its own heading, which `question_block` appends:
 
     questions = pushback_questions(session)     # [] while no full grading exists yet
     questions = pushback_questions(session, from_code=True)   # the code's, when none will come
-    notes += question_block(questions)
+    notes = notes_with_questions(notes, questions)   # after one empty line, once
     answers(notes, len(questions))              # the answer text per question
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from drill.mock.coding.regrade import GRADES_DIR, gradings, is_full
 from drill.mock.coding.session import CodingSession, read_text
 from trainer_lab.grading import PHASES
 
@@ -31,27 +36,18 @@ HEADING = re.compile(r"^## Q(\d+)\b")
 SECTION_END = re.compile(r"^#{1,2} ")
 
 
-def full_grading(folder: Path) -> tuple[int, dict[str, Any]] | None:
-    """The latest grading of the round that ran every grader phase: (its number, its result)."""
-    from trainer_lab.result import read_result
-
-    grades = folder / "grades"
-    if not grades.is_dir():
-        return None
-    for number in sorted((int(p.name) for p in grades.iterdir() if p.name.isdigit()), reverse=True):
-        result = read_result(grades / str(number))
-        if result is None:
-            continue
-        families = {str(c.get("name", "")).split(".", 1)[0] for c in result["checks"]}
-        if set(PHASES) <= families:
-            return number, dict(result)
-    return None
+def full_grading(folder: Path, phases: Iterable[str] = PHASES) -> tuple[int, dict[str, Any]] | None:
+    """The latest grading of the round that ran every grader phase (`phases`, the round's
+    prompt's): (its number, its result)."""
+    found = gradings(folder)
+    full = [(number, dict(result)) for number, result in found if is_full(result, phases)]
+    return full[-1] if full else None
 
 
 def graded_source(folder: Path, number: int) -> str | None:
     """The train.py that grading `number` ran (the grader's workspace copy; the script ran
     there and may have left anything in its place: read with a bound)."""
-    return read_text(folder / "grades" / str(number) / "workspace" / "train.py")
+    return read_text(folder / GRADES_DIR / str(number) / "workspace" / "train.py")
 
 
 def pushback_questions(session: CodingSession, *, from_code: bool = False) -> list[dict[str, Any]]:
@@ -59,7 +55,7 @@ def pushback_questions(session: CodingSession, *, from_code: bool = False) -> li
     code it graded; else, with `from_code`, from the code alone; else [] (none yet)."""
     if session.pushback:
         return session.pushback
-    found = full_grading(session.folder)
+    found = full_grading(session.folder, session.all_grader_phases)
     if found is not None:
         number, result = found
         source = graded_source(session.folder, number)
@@ -81,7 +77,7 @@ def choose_followups(
         return session.pushback
     from drill.mock.coding.followups import follow_ups
 
-    questions = follow_ups(result if result is not None else {}, source)
+    questions = follow_ups(result if result is not None else {}, source, session.prompt)
     session.pushback = [q.to_dict() for q in questions]
     session.pushback_from = grading if result is not None else None
     session.save()
@@ -100,6 +96,15 @@ def question_block(questions: list[dict[str, Any]]) -> str:
 
 def has_block(notes: str) -> bool:
     return any(HEADING.match(line) for line in notes.splitlines())
+
+
+def notes_with_questions(notes: str, questions: list[dict[str, Any]]) -> str:
+    """The notes with the questions' block (question_block) appended after one empty line; the
+    notes unchanged when they have a block already (a resume adds no second one)."""
+    if has_block(notes):
+        return notes
+    lead = "\n" if notes.endswith("\n") else "\n\n"
+    return notes + ("" if not notes or notes.endswith("\n\n") else lead) + question_block(questions)
 
 
 def without_questions(notes: str) -> str:

@@ -15,44 +15,33 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
 
-from drill.files import FileRefused, read_regular
 from drill.mock.coding.session import CodingSession, read_text
 from trainer_lab.grading import PHASES
-from trainer_lab.result import LabResult, ResultFormatError, parse_result
+from trainer_lab.result import LabResult, read_result
 
 SOURCE_DIGEST_FILE = "source.sha256"
 GRADES_DIR = "grades"
-RESULT_FILE = "result.json"
-MAX_RESULT_BYTES = 32 * 1024**2  # a grading's evidence is well under a MiB
-
-
-def read_grading(out_dir: Path) -> LabResult | None:
-    """A grading's result.json, read with a bound (a FIFO there is refused, not waited on);
-    None when it is missing, refused or off-contract."""
-    import json
-
-    try:
-        return parse_result(json.loads(read_regular(out_dir / RESULT_FILE, MAX_RESULT_BYTES)))
-    except (OSError, FileRefused, ValueError, RecursionError, ResultFormatError):
-        return None
 
 
 def gradings(folder: Path) -> list[tuple[int, LabResult]]:
-    """The round's readable gradings, (number, result), in the order they ran."""
+    """The round's readable gradings, (number, result), in the order they ran (a result.json
+    read with a bound, a FIFO refused: trainer_lab.result.read_result)."""
     grades = folder / GRADES_DIR
     if not grades.is_dir():
         return []
-    numbers = sorted(int(p.name) for p in grades.iterdir() if p.name.isdigit())
-    found = ((n, read_grading(grades / str(n))) for n in numbers)
+    numbers = sorted(int(p.name) for p in grades.iterdir() if p.name.isdigit() and p.name.isascii())
+    found = ((n, read_result(grades / str(n))) for n in numbers)
     return [(n, r) for n, r in found if r is not None]
 
 
-def is_full(result: LabResult) -> bool:
-    """The grading ran every grader phase of the round (the pushback's, the end's)."""
+def is_full(result: LabResult, phases: Iterable[str] = PHASES) -> bool:
+    """The grading ran every grader phase of the round (the pushback's, the end's): `phases`,
+    the round's prompt's (today's DDP round's by default)."""
     families = {str(c.get("name", "")).split(".", 1)[0] for c in result["checks"]}
-    return set(PHASES) <= families
+    return set(phases) <= families
 
 
 def source_digest(source: str) -> str:
@@ -68,7 +57,8 @@ def remember_source(out_dir: Path, source: str) -> None:
 def unchanged_full_grading(session: CodingSession) -> tuple[int, LabResult] | None:
     """The latest grading that ran every grader phase to the end, when it ran the code that is
     in train.py now; else None (changed code, a cancelled grading, no digest)."""
-    full = [(n, r) for n, r in gradings(session.folder) if is_full(r)]
+    everything = session.all_grader_phases
+    full = [(n, r) for n, r in gradings(session.folder) if is_full(r, everything)]
     if not full:
         return None
     number, result = full[-1]

@@ -12,20 +12,19 @@ report says per card what happened (feedback.json keeps it).
 
     report = build_report(session)          # reads DRILL_HOME/rounds/<id>/grades/*/result.json
     print(to_markdown(report))
-    feed_back(session, report, rate, deck_of)   # once per round
+    # feeding back to review goes through the checklist the person confirms (confirm.py)
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from drill.mock.coding.check_facts import was_run
+from drill.mock.coding.phases import CodingPhase
 from drill.mock.coding.pushback import answers, without_questions
-from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.coding.session import CodingSession
 from drill.mock.coding.stretch import STRETCH_MINUTES, stretch_phases
 from drill.mock.coding.stretch import title as stretch_title
 from drill.mock.coding.stretch import used as stretch_used
@@ -36,9 +35,6 @@ from drill.mock.report import finish_text
 from drill.mock.rubric_bands import HARD
 from drill.review.ratings import RATING_NAMES
 from trainer_lab.result import Check, LabResult
-
-if TYPE_CHECKING:
-    from drill.review.outside import CardChange
 
 AGAIN = 1
 FEEDBACK_FILE = "feedback.json"
@@ -181,7 +177,7 @@ def notes_coverage(session: CodingSession, notes: str) -> list[list[RubricPrompt
     rubric = notes_rubric(session)
     written = without_questions(notes)
     found = []
-    for phase in CODING_PHASES:
+    for phase in session.phases:
         prompts = []
         for text, bullets in rubric.get(phase.id, []):
             covered = [(c.bullet, c.status.value) for c in cover(written, bullets)]
@@ -212,12 +208,12 @@ def followup_verdicts(session: CodingSession, notes: str) -> list[FollowUpVerdic
     return found
 
 
-def _round_phase_of(grader_phase: str) -> int:
+def _round_phase_of(grader_phase: str, phases: tuple[CodingPhase, ...]) -> int:
     """The first round phase whose work that grader phase checks (pushback re-checks all)."""
-    for i, phase in enumerate(CODING_PHASES):
+    for i, phase in enumerate(phases):
         if grader_phase in phase.grades:
             return i
-    return len(CODING_PHASES) - 1
+    return len(phases) - 1
 
 
 def latest_checks(results: list[LabResult]) -> dict[str, Check]:
@@ -238,6 +234,8 @@ def build_report(session: CodingSession, results: list[LabResult] | None = None)
     clock = session.clock
     notes = session.notes()
     rubric = notes_coverage(session, notes)
+    # the model answer split by phase: today's DDP round's, or the round's prompt's own
+    model = None if session.prompt.id == "ddp" else session.prompt.entry.model_answer()
     phases = [
         PhaseReport(
             p.title,
@@ -248,9 +246,9 @@ def build_report(session: CodingSession, results: list[LabResult] | None = None)
             phase_id=p.id,
             code=session.phase_code(p.id),
             followups=followup_verdicts(session, notes) if p.id == "pushback" else [],
-            model=model_part(p.id),
+            model=model_part(p.id, model),
         )
-        for i, p in enumerate(CODING_PHASES)
+        for i, p in enumerate(session.phases)
     ]
     offered = stretch_phases()
     stretch_checks: dict[str, list[Check]] = {}
@@ -259,7 +257,7 @@ def build_report(session: CodingSession, results: list[LabResult] | None = None)
         if family in offered:
             stretch_checks.setdefault(family, []).append(verdict)
         else:
-            phases[_round_phase_of(family)].checks.append(verdict)
+            phases[_round_phase_of(family, session.phases)].checks.append(verdict)
     times = stretch_used(session)
     for phase_id in offered:
         if phase_id in stretch_checks or phase_id in times:
@@ -407,34 +405,3 @@ def _linked_cards(report: CodingReport) -> list[str]:
     note = ("(Not fed back to review yet: a card that is due is rescheduled, one not due is "
             "logged only, one you never reviewed is not rated.)")  # fmt: skip
     return [*lines, "", note]
-
-
-def feed_back(
-    session: CodingSession,
-    report: CodingReport,
-    rate: Callable[[str, str, int], CardChange],
-    deck_of: Callable[[str], str],
-) -> list[str]:
-    """Rate, once per round (a marker file remembers it), what the round examined: the cards of
-    the checks that ran and failed Again, and the cards of the answered follow-ups by the text
-    round's rule (the lower rating when both), each by the rule for ratings from outside review.
-    Returns one line per card saying what changed ("card: Again, due in 10 min (a failed
-    check)", "card: new, not rated (a follow-up)"); the marker keeps them for the report."""
-    marker = session.folder / FEEDBACK_FILE
-    if marker.exists():
-        return []
-    ratings = _ratings(report)
-    if not report.grades and not ratings:
-        return []  # nothing examined yet: a later grading may still feed back
-    why = _why(report)
-    rated, unseen, lines = [], [], []
-    for card_id, rating in ratings.items():
-        try:
-            deck_id = deck_of(card_id)
-        except KeyError:  # a card no longer in the decks: nothing to rate
-            continue
-        change = rate(card_id, deck_id, rating)
-        (rated if change.changed else unseen).append(card_id)
-        lines.append(f"{change.describe()} ({why[card_id]})")
-    marker.write_text(json.dumps({"rated": rated, "not_seen": unseen, "changes": lines}))
-    return lines

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from drill.mock.clock import Event, PhaseAdvanced, PhaseAlarm, RoundClock, RoundFinished
-from drill.mock.coding.phases import ALL_GRADER_PHASES, CODING_PHASES, PUSHBACK
+from drill.mock.coding.phases import ALL_GRADER_PHASES, CODING_PHASES, CodingPhase
 from drill.mock.coding.regrade import end_grading_text
 from drill.mock.coding.session import CodingSession
 from drill.mock.coding.stretch import Stretch, next_chosen
@@ -57,7 +57,7 @@ class Grade:
 class Pushback:
     """The pushback began: grade these (everything), then ask the follow-ups from it."""
 
-    phases: tuple[str, ...] = ALL_GRADER_PHASES
+    phases: tuple[str, ...] = ALL_GRADER_PHASES  # the round's prompt's (DDP's by default)
 
 
 @dataclass(frozen=True)
@@ -84,10 +84,13 @@ class StretchOver:
 Effect = Alarm | PhasesEnded | Grade | Pushback | RoundOver | StretchStarted | StretchOver
 
 
-def grader_phases(ended: Iterable[int]) -> tuple[str, ...]:
-    """The grader phases of the round phases that ended, each once, in the contract's order."""
-    wanted = {g for i in ended for g in CODING_PHASES[i].grades}
-    return tuple(g for g in ALL_GRADER_PHASES if g in wanted)
+def grader_phases(
+    ended: Iterable[int], phases: tuple[CodingPhase, ...] = CODING_PHASES
+) -> tuple[str, ...]:
+    """The grader phases of the round phases that ended (of the time table `phases`), each
+    once, in the contract's order."""
+    wanted = {g for i in ended for g in phases[i].grades}
+    return tuple(g for g in phases[-1].grades if g in wanted)
 
 
 class RoundConductor:
@@ -113,7 +116,8 @@ class RoundConductor:
         phase has none: the skeleton's); after the end, everything (and the feedback)."""
         if self.stretch is not None:
             return Grade((self.stretch.phase_id,))
-        phases = self.session.phase.grades or ("skeleton",)
+        first = next(p.grades for p in self.session.phases if p.grades)
+        phases = self.session.phase.grades or first
         return Grade(phases, feed_back=self.session.finished)
 
     def start_stretch(self, phase_id: str) -> Stretch:
@@ -140,11 +144,14 @@ class RoundConductor:
         effects.append(PhasesEnded(tuple(ended)))
         if finish is not None:
             grading = end_grading_text(self.session)  # before the end's grading writes
-            effects += [RoundOver(finish.reason, grading), Grade(ALL_GRADER_PHASES, True)]
+            everything = self.session.all_grader_phases
+            effects += [RoundOver(finish.reason, grading), Grade(everything, True)]
             return effects + self._next_chosen()
-        if self.session.clock.phase == PUSHBACK:
-            return [*effects, Pushback()]
-        timed_out = grader_phases(e.previous for e in advanced if e.reason == "auto")
+        if self.session.clock.phase == self.session.pushback_index:
+            return [*effects, Pushback(self.session.all_grader_phases)]
+        timed_out = grader_phases(
+            (e.previous for e in advanced if e.reason == "auto"), self.session.phases
+        )
         return effects + ([Grade(timed_out)] if timed_out else [])
 
     def _stretch_over(self, stretch: Stretch) -> list[Effect]:

@@ -12,20 +12,22 @@ notebook in Jupyter or VS Code, and `sync_from_notebook()` writes the train.py i
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from drill.files import FileRefused, read_regular
 from drill.mock.clock import ClockState, RoundClock, Status
+from drill.mock.coding.catalogue import RoundPrompt, round_prompt
 from drill.mock.coding.notebook import extract_train_py, notes_cell_text, write_round_notebook
-from drill.mock.coding.phases import CODING_PHASES, CodingPhase
+from drill.mock.coding.phases import CODING_PHASES, CodingPhase  # noqa: F401 (re-exported)
 from drill.mock.errors import MockError
 from drill.paths import new_numbered_dir
-from trainer_lab.grading import DATASET_MODULE_FILE, FILES, SCRIPT_NAME, starter_source
+from trainer_lab.grading import DATASET_MODULE_FILE, DEFAULT_PROMPT, SCRIPT_NAME
 
 STATE_FILE = "state.json"
 NOTES_FILE = "notes.md"
@@ -62,7 +64,12 @@ class CodingSession:
         self.script = folder / SCRIPT_NAME
         self.notes_path = folder / NOTES_FILE
         state = self._read_state()
-        budgets = [p.minutes * 60.0 * state.get("scale", 1.0) for p in CODING_PHASES]
+        # The round's prompt (drill.mock.coding.catalogue), kept in state.json so a resumed
+        # round keeps it; a round from before the catalogue has none: today's DDP round.
+        name = state.get("prompt", DEFAULT_PROMPT)
+        self.prompt: RoundPrompt = round_prompt(name if isinstance(name, str) else "?")
+        self.phases: tuple[CodingPhase, ...] = self.prompt.round_phases
+        budgets = [p.minutes * 60.0 * state.get("scale", 1.0) for p in self.phases]
         clock_state = None
         if isinstance(state.get("clock"), dict):
             try:
@@ -92,19 +99,29 @@ class CodingSession:
 
     @classmethod
     def create(
-        cls, rounds_dir: Path, minutes: float | None = None, *, notebook: bool = False, **kw
+        cls,
+        rounds_dir: Path,
+        minutes: float | None = None,
+        *,
+        notebook: bool = False,
+        prompt: str = DEFAULT_PROMPT,
+        **kw,
     ) -> CodingSession:
-        """A new round folder under rounds_dir (numbered after the highest one there); with
-        `notebook`, round.ipynb beside train.py (MockError when it cannot be written)."""
+        """A new round folder under rounds_dir (numbered after the highest one there) on the
+        catalogue's `prompt` (its starter, dataset module and time table; MockError for an
+        unknown one, before any folder is made); with `notebook`, round.ipynb beside train.py
+        (MockError when it cannot be written)."""
+        entry = round_prompt(prompt)
         folder = new_numbered_dir(rounds_dir)  # claimed atomically: two new rounds, two folders
-        (folder / SCRIPT_NAME).write_text(starter_source())
+        (folder / SCRIPT_NAME).write_text(entry.starter())
         (folder / NOTES_FILE).write_text("")
-        shutil.copyfile(FILES / DATASET_MODULE_FILE, folder / DATASET_MODULE_FILE)
-        total = sum(p.minutes for p in CODING_PHASES)
+        (folder / DATASET_MODULE_FILE).write_text(entry.dataset())
+        total = sum(p.minutes for p in entry.round_phases)
         scale = (minutes / total) if minutes else 1.0
-        state: dict = {"scale": scale}
+        state: dict = {"scale": scale, "prompt": entry.id}
         if notebook:
-            write_round_notebook(folder / NOTEBOOK_FILE, scale)  # its phases in scaled time
+            # its phases in scaled time
+            write_round_notebook(folder / NOTEBOOK_FILE, scale, prompt=entry)
             state["notebook"] = NOTEBOOK_FILE
         _write_atomic(folder / STATE_FILE, json.dumps(state))
         return cls(folder, **kw)
@@ -120,7 +137,10 @@ class CodingSession:
         )
         for number in numbers:
             if (rounds_dir / str(number) / SCRIPT_NAME).is_file():
-                session = cls(rounds_dir / str(number), **kw)
+                try:
+                    session = cls(rounds_dir / str(number), **kw)
+                except MockError:  # a prompt this drill does not know: not offered
+                    continue
                 if not session.finished or session.in_stretch:
                     return session
         return None
@@ -155,7 +175,24 @@ class CodingSession:
 
     @property
     def phase(self) -> CodingPhase:
-        return CODING_PHASES[self.clock.phase]
+        return self.phases[self.clock.phase]
+
+    @property
+    def pushback_index(self) -> int:
+        """The pushback's round phase (the last)."""
+        return self.prompt.pushback_index
+
+    @property
+    def all_grader_phases(self) -> tuple[str, ...]:
+        """Every grader phase of the round's prompt: what the pushback and the end grade."""
+        return self.prompt.all_grader_phases
+
+    def grader(self, grade: Callable[..., Any]) -> Callable[..., Any]:
+        """`grade` (trainer_lab.grading.grade, or a stand-in) for this round's prompt: told
+        the prompt when it is not today's DDP round, so a DDP round calls it as before."""
+        if self.prompt.id == DEFAULT_PROMPT:
+            return grade
+        return functools.partial(grade, prompt=self.prompt.id)
 
     def _read_state(self) -> dict:
         text = read_text(self.folder / STATE_FILE, MAX_STATE_BYTES)
@@ -193,7 +230,11 @@ class CodingSession:
             _write_atomic(self.script, code)
         if notes is not None:
             _write_atomic(self.notes_path, notes)
-        state: dict = {"scale": self.scale, "clock": self.clock.state.to_dict()}
+        state: dict = {
+            "scale": self.scale,
+            "clock": self.clock.state.to_dict(),
+            "prompt": self.prompt.id,
+        }
         if self.pushback:
             state["pushback"] = self.pushback
             state["pushback_from"] = self.pushback_from
@@ -206,7 +247,7 @@ class CodingSession:
     # --- the code as each phase left it ----------------------------------------------------------
     def snapshot(self, phase_index: int) -> None:
         """Keep train.py as it stands now as the code phase `phase_index` ended with."""
-        self.snapshot_named(CODING_PHASES[phase_index].id)
+        self.snapshot_named(self.phases[phase_index].id)
 
     def snapshot_named(self, phase_id: str) -> None:
         """The same for a phase named by id (a stretch phase)."""

@@ -114,7 +114,10 @@ def next_chosen(session: CodingSession) -> str | None:
 
 
 def remaining_phases(session: CodingSession) -> list[str]:
-    """The stretch phases not done yet, offered once the round is over."""
+    """The stretch phases not done yet, offered once the round is over (they extend the DDP
+    round's contract: none after a round on another prompt)."""
+    if session.prompt.id != "ddp":
+        return []
     return [p for p in stretch_phases() if p not in done(session)]
 
 

@@ -31,7 +31,7 @@ def notes_rubric(session: CodingSession) -> dict[str, list[tuple[str, list[str]]
     by_id = {p.id: p for p in definition.phases}
     in_app = session.notebook_path is None
     found: dict[str, list[tuple[str, list[str]]]] = {}
-    for ours, theirs in STANDARD_PHASE.items():
+    for ours, theirs in session.prompt.talk_phases.items():
         phase = by_id.get(theirs)
         prompts = []
         for prompt in phase.prompts if phase else []:

@@ -3,8 +3,10 @@ train.py (or of round.ipynb in a notebook round) seen by polling its modificatio
 a phase's end what the round's clock rules say (drill.mock.coding.rules) done and told as lines:
 the ended phase's grader phases graded (drill.mock.coding.conductor). Entering the pushback
 phase grades everything and asks the interviewer's follow-ups about the code
-(drill.mock.coding.pushback), appended under ## Q headings to answer there (to notes.md, in a
-notebook round as a cell of the notebook); the end
+(drill.mock.coding.pushback) one at a time, each on its own clock (drill.mock.coding.
+followup_clock): all are appended under ## Q headings to answer there (to notes.md, in a
+notebook round as a cell of the notebook), and the next is asked once an answer is saved under
+the current one's heading or its time is up; the end
 grades everything again unless train.py is unchanged since (drill.mock.coding.regrade). A
 stretch phase started after the round (drill.mock.coding.stretch) runs on its own clock here too,
 and the stretch phases chosen up front (`drill mock notebook --stretch accum,fsdp2`) start one
@@ -29,9 +31,14 @@ from typing import Any
 
 from drill.mock.clock import RoundClock, Status
 from drill.mock.coding.conductor import Grader, Record, RoundGrading, grade_round
+from drill.mock.coding.followup_clock import FollowUpClock, per_question_seconds
 from drill.mock.coding.notebook import append_follow_ups
-from drill.mock.coding.phases import CODING_PHASES
-from drill.mock.coding.pushback import has_block, pushback_questions, question_block
+from drill.mock.coding.pushback import (
+    answers,
+    notes_with_questions,
+    pushback_questions,
+    question_block,
+)
 from drill.mock.coding.rules import (
     Effect,
     Grade,
@@ -76,6 +83,7 @@ class RoundWatch:
         self.watched = session.notebook_path or session.script
         self._stamp = self._mtime()
         self.rules = RoundConductor(session)
+        self.followups: FollowUpClock | None = None  # the pushback's questions, one at a time
 
     # --- reading -------------------------------------------------------------------------------
     @property
@@ -96,7 +104,7 @@ class RoundWatch:
         """ "Phase 2/5 Distributed lift · 12:04 left · total 37:04 left" (minutes only without
         `seconds`, for a log that gets a line only when it changes)."""
         clock = self.session.clock
-        number, count = clock.phase + 1, len(CODING_PHASES)
+        number, count = clock.phase + 1, len(self.session.phases)
         if self.finished:
             return f"Round over ({clock.state.finish_reason or 'ended'})"
 
@@ -110,6 +118,9 @@ class RoundWatch:
             f"Phase {number}/{count} {self.session.phase.title} · "
             f"{left(clock.phase_remaining_s())} left · total {left(clock.total_remaining_s())} left"
         )
+        asked = self.followups
+        if asked is not None and not asked.finished:
+            line += f" · Q{asked.number} {left(asked.remaining_s())} left"
         return line + (" · PAUSED" if clock.status is Status.PAUSED else "")
 
     # --- driving -------------------------------------------------------------------------------
@@ -128,6 +139,9 @@ class RoundWatch:
             f"Edit {self.watched}{f' ({what})' if what else ''} and save; each phase's checks "
             "run when it ends. ctrl+c pauses the clock.",
         ]
+        prompt = self.session.prompt
+        if prompt.id != "ddp":  # today's round needs no word; another prompt is named
+            lines.append(f"Prompt: {prompt.title} (drill mock contract --prompt {prompt.id})")
         return [printable(line) for line in lines]
 
     def step(self) -> list[str]:
@@ -136,7 +150,7 @@ class RoundWatch:
         lines = self._saves()
         for effect in self.rules.react(self.clock.tick()):
             lines += self._apply(effect)
-        return lines
+        return lines + self._next_followup()
 
     def pause(self) -> None:
         """Stop the clock and save it (a later `drill mock watch` or the TUI resumes it)."""
@@ -174,7 +188,7 @@ class RoundWatch:
     def _apply(self, effect: Effect) -> list[str]:
         """An effect of the round's clock rules, done here and told as lines."""
         if isinstance(effect, PhasesEnded):
-            return [f"Phase {i + 1} ended: {CODING_PHASES[i].title}" for i in effect.phases]
+            return [f"Phase {i + 1} ended: {self.session.phases[i].title}" for i in effect.phases]
         if isinstance(effect, RoundOver):
             return [f"Time is up: the round is over: {effect.grading}."]
         if isinstance(effect, Pushback):
@@ -211,9 +225,12 @@ class RoundWatch:
         if not questions:
             return []
         where = "your grading's evidence" if self.session.pushback_from is not None else "your code"
-        lines = [f"The interviewer asks (from {where}):"]
-        lines += [f"Q{i}. {' '.join(str(q.get('question', '')).split())}"
-                  for i, q in enumerate(questions, 1)]  # fmt: skip
+        budget = self.session.clock.budgets_s[self.session.pushback_index]
+        each = per_question_seconds(budget, len(questions))
+        self.followups = FollowUpClock(questions, each, self.session.now)
+        self.followups.start()
+        lines = [f"The interviewer asks (from {where}), one question at a time, "
+                 f"{fmt_clock(each)} each:", *self._asked_now()]  # fmt: skip
         notebook = self.session.notebook_path
         if notebook is not None:  # the notebook the user is looking at: the one place
             try:
@@ -226,15 +243,39 @@ class RoundWatch:
             )
             return [printable(line) for line in lines]
         notes = self.session.notes_file()
-        if not has_block(notes):
-            lead = (
-                ""
-                if not notes or notes.endswith("\n\n")
-                else ("\n" if notes.endswith("\n") else "\n\n")
-            )
-            self.session.save(notes=notes + lead + question_block(questions))
+        updated = notes_with_questions(notes, questions)
+        if updated != notes:  # once: a resume adds no second block
+            self.session.save(notes=updated)
         lines.append(f"Answer each under its ## Q heading in {self.session.notes_path}")
         return [printable(line) for line in lines]
+
+    def _asked_now(self) -> list[str]:
+        asked = self.followups
+        if asked is None or asked.finished:
+            return []
+        return [printable(f"Q{asked.number}. {asked.question}")]
+
+    def _next_followup(self) -> list[str]:
+        """The next question once the current one has an answer saved under its heading, or
+        once its time is up (drill.mock.coding.followup_clock); its clock stops with the
+        round's."""
+        asked = self.followups
+        if asked is None or asked.finished or self.session.finished:
+            return []
+        if self.session.clock.status is Status.PAUSED:
+            asked.pause()
+            return []
+        asked.start()
+        written = answers(self.session.notes(), len(asked.questions))[asked.index]
+        if written.strip():
+            done = asked.submit(written)
+            said = f"Answer to Q{done.number if done else '?'} saved."
+        else:
+            timed_out = asked.tick(written)
+            if not timed_out:
+                return []
+            said = f"Time is up for Q{timed_out[0].number}."
+        return [said, *(self._asked_now() or ["That was the last question."])]
 
     def _grade(self, phases: tuple[str, ...]) -> list[str]:
         graded = grade_round(self.session, phases, grader=self.grade, record=self.record)

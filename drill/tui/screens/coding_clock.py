@@ -11,7 +11,6 @@ from textual.widgets import Static
 
 from drill.mock.clock import Status
 from drill.mock.coding.rules import RoundConductor
-from drill.mock.coding.session import CODING_PHASES
 from drill.tui.plain import shown
 
 PAUSED = "PAUSED (F2 resumes)"
@@ -48,7 +47,7 @@ class ClockBar(Horizontal):
         session = rules.session
         clock = session.clock
         over = session.finished
-        name.update(shown(f"Phase {clock.phase + 1}/{len(CODING_PHASES)}: {session.phase.title}"))
+        name.update(shown(f"Phase {clock.phase + 1}/{len(session.phases)}: {session.phase.title}"))
         phase_clock.update("" if over else f"Phase {remaining(clock.phase_remaining_s())}")
         phase_clock.set_class(not over and clock.phase_remaining_s() <= 0, "overrun")
         total.update("Round over" if over else f"Total {remaining(clock.total_remaining_s())} left")

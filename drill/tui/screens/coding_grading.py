@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 from textual.content import Content
 
+from drill.mock.checklist import ChecklistOutcome, RatingChecklist
 from drill.mock.coding.conductor import RoundGrading
 from drill.mock.coding.session import CodingSession
 from drill.tui.plain import joined, lines
@@ -52,21 +53,44 @@ def record_in_run_log(slot: ServicesSlot, result: Mapping[str, Any], out_dir: Pa
 
 
 def feed_back_rows(slot: ServicesSlot, app: App[Any], session: CodingSession) -> list[Content]:
-    """Rate what the round examined, once it is over (the text rounds' feedback). Runs in a
-    worker: home and the browser are told of the changed cards through the app's thread."""
+    """Once the round is over, open the checklist the person confirms before any card is rated
+    (drill.tui.screens.rating_checklist); nothing is rated here. Runs in a worker: the screen
+    is pushed through the app's thread, and what confirming did is told there."""
     from drill.mock.errors import MockError
 
     services = slot.ready
     not_fed = ("not fed back to review:", "yellow")
     if services is None:
         return [joined(not_fed, " the database did not load")]
+    changed: list[str] = []
     try:
-        changed: list[str] = []
-        rated = services.feed_back_coding(session, changed)
+        checklist = services.coding_checklist(session, changed)
     except (MockError, OSError) as error:
         return [joined(not_fed, f" {error}")]
-    if changed:  # home and the browser read them again
-        app.call_from_thread(announce_rated, app, changed)
-    fed = [joined(("Fed back to review:", "bold")), *(joined(f"  {line}") for line in rated)]
     keys = "F8: the report per phase; F4: your code beside the model answer."
-    return [*(fed if rated else []), joined(keys)]
+    if checklist is None:
+        return [joined(keys)]
+    app.call_from_thread(_open_checklist, app, session, checklist, changed)
+    asked = ("Review cards: confirm the checklist; nothing is rated before you do.", "bold")
+    return [joined(asked), joined(keys)]
+
+
+def _open_checklist(
+    app: App[Any], session: CodingSession, checklist: RatingChecklist, changed: list[str]
+) -> None:
+    from drill.mock.coding.confirm import settle
+    from drill.tui.screens.rating_checklist import RatingChecklistScreen
+
+    def decided(outcome: ChecklistOutcome | None) -> None:
+        if outcome is None:
+            return
+        try:
+            said = settle(session, outcome)
+        except OSError as error:
+            app.notify(f"not kept in the round's report: {error}", severity="error")
+            said = outcome.lines()
+        announce_rated(app, changed)  # home and the browser read them again
+        app.notify("\n".join(said), title="Fed back to review", timeout=12)
+
+    title = f"Round {session.round_id}: review cards"
+    app.push_screen(RatingChecklistScreen(checklist, title), decided)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import TextArea
 
-from drill.mock.coding.pushback import has_block, question_block
+from drill.mock.coding.pushback import notes_with_questions, question_block
 
 GRADING_FIRST: tuple = (
     ("Pushback: grading your whole script first", "b"),
@@ -23,17 +23,18 @@ def asked_rows(questions: list[dict], *, from_grading: bool) -> list:
     rows: list = [(f"Pushback: the interviewer asks, {where}", "b")]
     rows += [f"Q{i}. {' '.join(str(q.get('question', '')).split())}" for i, q in
              enumerate(questions, 1)]  # fmt: skip
-    rows.append(("Answer each under its ## Q heading in the notes (f5 zooms them).", "dim"))
+    rows.append(("They are asked one at a time, each on its own clock; the answers go to the "
+                 "notes under each ## Q heading.", "dim"))  # fmt: skip
     return rows
 
 
 def add_to_notes(notes: TextArea, questions: list[dict]) -> bool:
     """Append a ## Q heading per question to the notes, unless they have them already, and put
     the cursor on Q1's answer line; whether they were added."""
-    if has_block(notes.text):
+    added = notes_with_questions(notes.text, questions)[len(notes.text) :]
+    if not added:
         return False
-    lead = "" if not notes.text or notes.text.endswith("\n\n") else "\n\n"
-    notes.insert(lead + question_block(questions), notes.document.end)
+    notes.insert(added, notes.document.end)
     first = notes.text.splitlines().index(question_block(questions[:1]).splitlines()[0])
     notes.cursor_location = (first + 2, 0)  # Q1's answer line
     notes.scroll_to(y=first, animate=False)

@@ -10,7 +10,7 @@ the file against the current phase's checks in a worker thread (user code runs i
 subprocesses, never in this process); the verdicts show below the editor, and each grading is
 recorded in the run log. Entering the pushback phase grades everything; the interviewer's
 follow-up questions then come from that grading's evidence and the code (drill.mock.coding.
-pushback), and each is answered under its own heading in the notes. The end grades everything,
+pushback), asked one at a time on their own clock (coding_followups). The end grades everything,
 or shows the pushback's grading again when train.py has not changed since (drill.mock.coding.
 regrade). The file and the notes are saved every few seconds, on ctrl+s, on every phase change
 and on leaving (escape pauses the clock). After the end: f4 the model answer beside the code,
@@ -32,9 +32,8 @@ from textual.content import Content
 from textual.widgets import Footer, Static, TextArea
 
 from drill.mock.clock import RoundClock, Status
-from drill.mock.coding import CONTRACT, grade
+from drill.mock.coding import grade
 from drill.mock.coding.conductor import grade_round
-from drill.mock.coding.phases import ALL_GRADER_PHASES
 from drill.mock.coding.pushback import pushback_questions
 from drill.mock.coding.rules import (
     Alarm,
@@ -46,7 +45,7 @@ from drill.mock.coding.rules import (
     StretchOver,
     StretchStarted,
 )
-from drill.mock.coding.session import CODING_PHASES, CodingSession
+from drill.mock.coding.session import CodingSession
 from drill.mock.coding.stretch import (
     Stretch,
     chosen,
@@ -59,6 +58,7 @@ from drill.tui.code_editor import CodeEditor, VerdictPlaces, go_to_line, toggle_
 from drill.tui.plain import PlainNotices, editable, joined, lines, shown
 from drill.tui.screens.coding_clock import ClockBar, remaining
 from drill.tui.screens.coding_files import RoundFilesScreen
+from drill.tui.screens.coding_followups import ask_on_the_clock
 from drill.tui.screens.coding_grading import feed_back_rows, graded_text, record_in_run_log
 from drill.tui.screens.coding_pushback import GRADING_FIRST, add_to_notes, asked_rows
 from drill.tui.screens.coding_text import reflow, verdict_lines
@@ -149,7 +149,9 @@ class CodingRoundScreen(RoundFilesScreen):
             with Vertical(id="left"):
                 with VerticalScroll(id="contract"):
                     yield Static("", id="pushback")
-                    yield Static(reflow(CONTRACT), markup=False, id="contract-text")
+                    yield Static(
+                        reflow(self.session.prompt.contract), markup=False, id="contract-text"
+                    )
                 yield TextArea(editable(self.notes), id="notes", soft_wrap=True)
             with Vertical(id="right"):
                 if self.notebook is None:
@@ -232,7 +234,7 @@ class CodingRoundScreen(RoundFilesScreen):
 
     def _apply(self, effect: Effect, effects: list[Effect]) -> None:
         if isinstance(effect, Alarm):
-            title = CODING_PHASES[effect.phase].title
+            title = self.session.phases[effect.phase].title
             self.notify(f"Time is up for: {title}", title="Phase alarm", severity="warning")
         elif isinstance(effect, Pushback):
             self._maybe_pushback()  # grades everything: the questions need it
@@ -248,7 +250,7 @@ class CodingRoundScreen(RoundFilesScreen):
             )
             self.refresh_bindings()
         elif isinstance(effect, StretchOver):
-            self._show_contract(CONTRACT)
+            self._show_contract(self.session.prompt.contract)
             self.notify(f"Stretch over: {effect.title}. Its checks run now; F8: the report.")
             self.refresh_bindings()
         elif isinstance(effect, StretchStarted):
@@ -289,9 +291,9 @@ class CodingRoundScreen(RoundFilesScreen):
             return
         self._pushback_box(GRADING_FIRST)
         if self.grading and self._pending is None:
-            self._pending = Grade(ALL_GRADER_PHASES)
+            self._pending = Grade(self.session.all_grader_phases)
         elif not self.grading:
-            self._start_grading(Grade(ALL_GRADER_PHASES))
+            self._start_grading(Grade(self.session.all_grader_phases))
 
     def _after_grading(self) -> None:
         """Once no grading is left to run: ask the follow-ups (from the full grading when there
@@ -308,8 +310,7 @@ class CodingRoundScreen(RoundFilesScreen):
         if add_to_notes(notes, questions):
             self.notes = notes.text
             self.autosave()
-            notes.focus()
-            self.notify("Follow-up questions added to the notes: answer under each ## Q heading.")
+        ask_on_the_clock(self, self.session, questions, notes)  # one at a time, each timed
 
     def _pushback_box(self, rows: Iterable) -> None:
         box = self.query_one("#pushback", Static)
@@ -384,7 +385,8 @@ class CodingRoundScreen(RoundFilesScreen):
         if not self.session.finished:
             return
         self.autosave()
-        self.app.push_screen(ModelAnswerScreen(self.session.code()))
+        answer = self.session.prompt.entry.model_answer()  # the round's prompt's model answer
+        self.app.push_screen(ModelAnswerScreen(self.session.code(), answer))
 
     def action_stretch(self) -> None:
         """f9 after the round: pick a stretch phase and start its clock."""
@@ -457,7 +459,7 @@ class CodingRoundScreen(RoundFilesScreen):
         graded = grade_round(
             self.session,
             request.phases,
-            grader=grade,
+            grader=self.session.grader(grade),
             record=lambda result, out_dir: record_in_run_log(self.slot, result, out_dir),
             cancel=self.cancel,
         )

@@ -1,15 +1,20 @@
 """Home screen `m`: pick a mock round (or resume an interrupted one) and play it.
 
 The standard round is the coding round (write train.py, graded by what it does), first and
-highlighted, in the app's editor or in a notebook; then any interrupted round to resume; then the
-text rounds, the talk-only practice. The rounds themselves are drill/tui/screens/coding_round.py
-and mock_round.py; this is only the chooser and the set-up call.
+highlighted, in the app's editor or in a notebook; then the coding round on each other prompt of
+the catalogue (drill.mock.coding.catalogue: its title and length), the same two ways; then any
+interrupted round to resume; then the text rounds, the talk-only practice. A line under the title
+suggests the prompt whose topics are weakest by the readiness measure and says why
+(drill.mock.coding.suggest; computed in a worker: it reads the decks and the database). The rounds
+themselves are drill/tui/screens/coding_round.py and mock_round.py; this is only the chooser and
+the set-up call.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -21,6 +26,7 @@ from drill import guarded_db
 from drill.tui.plain import shown
 
 if TYPE_CHECKING:
+    from drill.mock.coding.catalogue import RoundPrompt
     from drill.mock.coding.session import CodingSession
     from drill.services import Services, ServicesSlot
     from drill.tui.host import DrillHost
@@ -29,8 +35,27 @@ RESUME = "resume"
 RESUME_CODING = "resume:coding"
 CODING = "coding:new"  # not a round-file id (those have no colon)
 NOTEBOOK = "coding:notebook"
-CODING_LABEL = "Standard round — write train.py, graded under torchrun"
-NOTEBOOK_LABEL = "Standard round in a notebook — edit round.ipynb in Jupyter or VS Code"
+SUGGESTED = " · suggested"
+
+
+def coding_id(prompt: str, *, notebook: bool = False) -> str:
+    """The option id of a prompt's coding round: CODING / NOTEBOOK for today's DDP round,
+    "coding:new:eval" / "coding:notebook:eval" for another prompt."""
+    base = NOTEBOOK if notebook else CODING
+    return base if prompt == "ddp" else f"{base}:{prompt}"
+
+
+def coding_label(prompt: RoundPrompt, *, notebook: bool = False) -> str:
+    """A prompt's option: its title and round length (the DDP round keeps its standard name),
+    short enough for one row of an 80-column picker."""
+    length = f"{prompt.minutes} min"
+    if prompt.id == "ddp":
+        if notebook:
+            return f"Standard round in a notebook ({length}) — round.ipynb, Jupyter or VS Code"
+        return f"Standard round: {prompt.title} ({length}) — train.py under torchrun"
+    if notebook:
+        return f"{prompt.title} in a notebook ({length}) — round.ipynb"
+    return f"Coding round: {prompt.title} ({length}) — train.py under torchrun"
 
 
 class MockPickerScreen(ModalScreen[None]):
@@ -40,7 +65,9 @@ class MockPickerScreen(ModalScreen[None]):
     MockPickerScreen { align: center middle; }
     #picker { width: 96; max-width: 100%; height: auto; max-height: 80%; border: round $primary;
               background: $surface; padding: 0 1; }
-    #picker-title { text-style: bold; padding-bottom: 1; }
+    #picker-title { text-style: bold; }
+    #picker-suggest { color: $text-muted; }
+    #rounds { max-height: 12; }
     #picker-hint { color: $text-muted; padding-top: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "Back")]
@@ -50,10 +77,15 @@ class MockPickerScreen(ModalScreen[None]):
         self.slot = slot
         self.services: Services | None = None
         self.coding_session: CodingSession | None = None  # an interrupted one, when offered
+        from drill.mock.coding.catalogue import catalogue
+
+        self.prompts = catalogue()  # the coding round's prompts, DDP first
+        self.suggested: str | None = None  # the prompt the readiness line suggests
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Static("Mock round: pick one", id="picker-title")
+            yield Static("Suggestion: reading readiness ...", id="picker-suggest")
             yield OptionList(id="rounds")
             yield Static("enter: start · escape: back", id="picker-hint")
 
@@ -77,13 +109,17 @@ class MockPickerScreen(ModalScreen[None]):
             self.dismiss()
             return
         unfinished, rounds = found.value
-        options.add_option(Option(CODING_LABEL, id=CODING))
-        options.add_option(Option(NOTEBOOK_LABEL, id=NOTEBOOK))
+        for prompt in self.prompts:
+            for notebook in (False, True):
+                label = shown(coding_label(prompt, notebook=notebook))
+                options.add_option(Option(label, id=coding_id(prompt.id, notebook=notebook)))
         if unfinished is not None and unfinished[0] == "coding":
             self.coding_session = unfinished[1]
             kind = "notebook" if unfinished[1].notebook_path is not None else "coding"
             label = f"Resume interrupted {kind} round #{unfinished[1].round_id}"
-            options.add_option(Option(label, id=RESUME_CODING))
+            prompt = unfinished[1].prompt
+            label += "" if prompt.id == "ddp" else f" ({prompt.title})"
+            options.add_option(Option(shown(label), id=RESUME_CODING))
         elif unfinished is not None:
             label = f"Resume interrupted talk-only round #{unfinished[1]}"
             options.add_option(Option(label, id=RESUME))
@@ -92,6 +128,32 @@ class MockPickerScreen(ModalScreen[None]):
             options.add_option(Option(shown(label), id=definition.round))
         options.highlighted = 0  # the standard round: enter starts it
         options.focus()
+        self._suggest(services)
+
+    @work(thread=True, exclusive=True, group="suggest")
+    def _suggest(self, services: Services) -> None:
+        """The suggestion line: the weakest prompt by readiness (read in this worker), or why
+        there is none; a failure to read it says so in the same line."""
+        from drill.mock.coding.suggest import suggest_prompt
+
+        try:
+            topics = services.readiness().topics
+        except Exception as error:  # the decks or the database: the picker works without it
+            line, chosen = f"no suggestion: {type(error).__name__}: {error}", None
+        else:
+            suggestion = suggest_prompt(self.prompts, topics)
+            line, chosen = suggestion.why, suggestion.prompt_id
+        self.app.call_from_thread(self._show_suggestion, line, chosen)
+
+    def _show_suggestion(self, line: str, chosen: str | None) -> None:
+        self.suggested = chosen
+        self.query_one("#picker-suggest", Static).update(shown(" ".join(line.split())))
+        if chosen is None:
+            return
+        options = self.query_one("#rounds", OptionList)
+        prompt = next(p for p in self.prompts if p.id == chosen)
+        label = shown(coding_label(prompt) + SUGGESTED)
+        options.replace_option_prompt(coding_id(chosen), label)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -101,8 +163,10 @@ class MockPickerScreen(ModalScreen[None]):
         services = self.services
         if services is None:
             return
-        if choice in (CODING, NOTEBOOK, RESUME_CODING):
-            self._open_coding(resume=choice == RESUME_CODING, notebook=choice == NOTEBOOK)
+        if choice == RESUME_CODING or choice.startswith((CODING, NOTEBOOK)):
+            prompt = choice.rsplit(":", 1)[1] if choice.count(":") == 2 else "ddp"
+            notebook = choice.startswith(NOTEBOOK)
+            self._open_coding(resume=choice == RESUME_CODING, notebook=notebook, prompt=prompt)
             return
         if choice == RESUME:
             started = guarded_db.read(services.resume_mock)
@@ -121,7 +185,7 @@ class MockPickerScreen(ModalScreen[None]):
         else:
             app.push_screen(MockRoundScreen(run, rate=rate))
 
-    def _open_coding(self, *, resume: bool, notebook: bool = False) -> None:
+    def _open_coding(self, *, resume: bool, notebook: bool = False, prompt: str = "ddp") -> None:
         from drill.mock.coding.session import CodingSession, default_rounds_dir
         from drill.mock.errors import MockError
         from drill.tui.screens.coding_round import CodingRoundScreen
@@ -130,7 +194,9 @@ class MockPickerScreen(ModalScreen[None]):
             session = self.coding_session
         else:
             try:
-                session = CodingSession.create(default_rounds_dir(), notebook=notebook)
+                session = CodingSession.create(
+                    default_rounds_dir(), notebook=notebook, prompt=prompt
+                )
             except (OSError, MockError) as error:
                 why = getattr(error, "strerror", None) or error
                 self.notify(f"Could not set the round up: {why}", severity="error")
@@ -142,7 +208,7 @@ class MockPickerScreen(ModalScreen[None]):
             app.notify(
                 f"Notebook: {session.notebook_path}. Open it in Jupyter or VS Code; drill keeps "
                 "the clock and reads each save.",
-                title="Standard round in a notebook",
+                title=shown(f"{session.prompt.title} in a notebook"),
                 timeout=20,
             )
 

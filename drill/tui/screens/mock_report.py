@@ -1,7 +1,8 @@
 """Grading and report screens of a mock round.
 
 Grading: every prompt's rubric as a checklist, pre-checked where the typed answer covers the
-bullet (drill.mock.coverage); the user confirms or corrects, then saves. Report: bands per phase
+bullet (drill.mock.coverage); the user flips bullets (space), then confirms (enter, ctrl+s) or
+saves without rating any card (n); no card is rated before. Report: bands per phase
 and overall, time used against budget, and the cards fed back into review.
 """
 
@@ -49,7 +50,11 @@ class GradingScreen(Screen[None]):
     #save-grades { margin: 1 0; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save_grades", "Save grades", priority=True)
+        Binding("up,k", "app.focus_previous", "Up", key_display="↑/k"),
+        Binding("down,j", "app.focus_next", "Down", key_display="↓/j"),
+        Binding("space", "flip", "Flip", priority=True),
+        Binding("enter,ctrl+s", "save_grades", "Confirm and rate", priority=True),
+        Binding("n", "save_unrated", "Do not rate"),
     ]
 
     def __init__(self, run: MockRun, *, rate: RateCard | None = None) -> None:
@@ -79,8 +84,13 @@ class GradingScreen(Screen[None]):
                     for b, result in enumerate(coverage[prompt.id]):
                         hint = " (partly named)" if result.status == "partial" else ""
                         yield BulletBox(prompt.id, b, f"{result.bullet}{hint}", result.covered)
-            yield Button("Save grades (ctrl+s)", id="save-grades", variant="primary")
+            yield Button("Confirm and rate (enter)", id="save-grades", variant="primary")
         yield Footer()
+
+    def on_mount(self) -> None:
+        boxes = self.query(BulletBox)
+        if boxes:  # the keys move from the first bullet at once
+            boxes.first().focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save-grades":
@@ -92,9 +102,19 @@ class GradingScreen(Screen[None]):
             marks[box.prompt_id][box.index] = box.value
         return marks
 
-    def action_save_grades(self) -> None:
+    def action_flip(self) -> None:
+        if isinstance(self.focused, BulletBox):
+            self.focused.toggle()
+
+    def action_save_unrated(self) -> None:
+        """Save the grades and the report; no card is rated."""
+        self.action_save_grades(rating=False)
+
+    def action_save_grades(self, rating: bool = True) -> None:
+        """Save the confirmed checklist; only now are the weak cards rated (space flips a
+        bullet before)."""
         changed: list[str] = []
-        rate = None if self.rate is None else noting_changed(self.rate, changed)
+        rate = None if self.rate is None or not rating else noting_changed(self.rate, changed)
         graded = guarded_db.write(lambda: self.run.grade(self.checked(), rate=rate))
         announce_rated(self.app, changed)  # home and the browser read them again
         if graded.value is None:  # the grades stay on screen for another try

@@ -17,6 +17,7 @@ from drill.mock.coding.pushback import (
     answers,
     full_grading,
     has_block,
+    notes_with_questions,
     pushback_questions,
     question_block,
 )
@@ -82,6 +83,16 @@ def test_the_latest_full_grading_is_used_and_partial_ones_are_not(tmp_path):
     assert pushback_questions(session)[0]["kind"] == "what-if"  # from grading 2's evidence
 
 
+def test_a_folder_named_by_a_non_ascii_digit_is_no_grading(tmp_path):
+    """grades/ is the user's folder: "²" is a digit to str.isdigit() but not to int()."""
+    session = CodingSession.create(tmp_path / "rounds")
+    graded(session, 1, fixture("model-answer"), model_answer_source())
+    (session.folder / "grades" / "\u00b2").mkdir()
+    number, _ = full_grading(session.folder)
+    assert number == 1
+    assert pushback_questions(session)[0]["kind"] == "what-if"
+
+
 def test_no_full_grading_asks_nothing_yet_or_from_the_code(tmp_path):
     session = CodingSession.create(tmp_path / "rounds")
     graded(session, 1, partial(fixture(BROKEN), "restart"), broken_source())
@@ -129,6 +140,20 @@ def test_each_answer_is_read_under_its_own_heading_without_the_quoted_question()
     notes += "## Other\nnot an answer\n"
     assert answers(notes, 3) == ["replicas are identical", "the sampler", ""]
     assert answers("no headings at all", 2) == ["", ""]
+
+
+def test_the_questions_go_into_the_notes_after_one_empty_line_once():
+    """The one rule the screen and `drill mock watch` both apply."""
+    questions = [{"question": "Why rank 0?", "source_check": "restart.single_writer"}]
+    block = question_block(questions)
+    for notes, joined in [
+        ("", block),
+        ("clarify", "clarify\n\n" + block),
+        ("clarify\n", "clarify\n\n" + block),
+        ("clarify\n\n", "clarify\n\n" + block),
+    ]:
+        assert notes_with_questions(notes, questions) == joined
+        assert notes_with_questions(joined, questions) == joined  # a resume adds none
 
 
 @pytest.mark.lab

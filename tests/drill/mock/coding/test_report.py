@@ -6,49 +6,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 from drill.cli.main import main
-from drill.mock.coding.report import CHECK_CARDS, build_report, cards_for, feed_back, to_markdown
+from drill.mock.coding.confirm import coding_checklist, settle
+from drill.mock.coding.report import CHECK_CARDS, build_report, cards_for, to_markdown
 from drill.mock.coding.session import CodingSession, default_rounds_dir
 from drill.review.outside import LOGGED, NEW, RESCHEDULED, CardChange
 from tests.support.clocks import FakeClock
+from tests.support.coding_reports import played_round, with_answers, write_grade
+from tests.support.rating_checklists import recording
 from trainer_lab.grading import CHECK_NAMES, LAB
 from trainer_lab.result import new_result, write_result
 
 DECKS = Path(__file__).resolve().parents[4] / "decks"
-
-
-def write_grade(session: CodingSession, number: int, checks: list[tuple[str, bool, str]]) -> None:
-    result = new_result(LAB, {}, 1, session.folder / "grades" / str(number))
-    result["status"] = "ok" if all(p for _, p, _ in checks) else "failed"
-    result["checks"] = [{"name": n, "passed": p, "detail": d} for n, p, d in checks]
-    write_result(session.folder / "grades" / str(number), result)
-
-
-def played_round(rounds: Path) -> CodingSession:
-    clock = FakeClock()
-    session = CodingSession.create(rounds, now=clock)
-    session.clock.start()
-    clock.advance(200)  # clarify: 3:20
-    session.clock.advance()
-    clock.advance(400)  # skeleton: 6:40
-    session.clock.tick()
-    session.clock.advance()
-    clock.advance(61)  # distributed: 1:01
-    session.clock.tick()
-    session.clock.finish()
-    session.save(code="import torch\nprint('mine')\n")
-    write_grade(session, 1, [("skeleton.exits", False, "exit 1: NameError"),
-                             ("skeleton.loss_falls", False, "not run")])  # fmt: skip
-    write_grade(session, 2, [
-        ("skeleton.exits", True, "exit 0 on 1 rank"),
-        ("skeleton.loss_falls", True, "loss 2.30 -> 1.10"),
-        ("distributed.exactly_once", False, "sample 17 seen twice in epoch 0"),
-        ("restart.resumes_at_checkpoint", False, "restarted at step 0, checkpoint was step 40"),
-    ])  # fmt: skip
-    return session
 
 
 def test_report_shows_per_phase_checks_with_evidence_time_and_code(tmp_path):
@@ -76,14 +47,11 @@ def test_report_shows_per_phase_checks_with_evidence_time_and_code(tmp_path):
     assert "- map-sampler-state-correctness" in md  # fed back to review
 
 
-def recording(rated: list) -> Callable[[str, str, int], CardChange]:
-    """A rater that records each call and reports the card rescheduled."""
-
-    def rate(card_id: str, deck_id: str, rating: int) -> CardChange:
-        rated.append((card_id, deck_id, rating))
-        return CardChange(card_id, rating, RESCHEDULED)
-
-    return rate
+def feed_back(session, report, rate, deck_of) -> list[str]:  # type: ignore[no-untyped-def]
+    """The round's checklist confirmed as the matcher proposed it (issue 37: only a confirm
+    rates); [] once settled."""
+    checklist = coding_checklist(session, report, rate, deck_of)
+    return [] if checklist is None else settle(session, checklist.confirm())
 
 
 def test_failed_checks_rate_their_linked_cards_again_once(tmp_path):
@@ -125,32 +93,6 @@ def test_cli_report_coding_prints_markdown(drill_home, capsys):
     out = capsys.readouterr().out
     assert "FAIL  distributed.exactly_once" in out
     assert main(["mock", "report", "coding", "99"]) == 2
-
-
-QUESTIONS = [
-    {"id": "q-a", "kind": "failed", "question": "Why did your run start at step 0?",
-     "rubric": ["saved optimizer state", "resume from the newest checkpoint"],
-     "cards": ["card-a", "card-shared"], "source_check": "restart.resumes_at_checkpoint",
-     "evidence": "restarted at step 0"},
-    {"id": "q-b", "kind": "what-if", "question": "What if W=3 on restart?",
-     "rubric": ["sampler position", "global batch changes", "learning rate"],
-     "cards": ["card-b", "card-shared"], "source_check": "distributed.exactly_once",
-     "evidence": ""},
-    {"id": "q-c", "kind": "what-if", "question": "Which phase shows a straggler?",
-     "rubric": ["backward phase"], "cards": ["card-c"], "source_check": "monitoring.x",
-     "evidence": ""},
-]  # fmt: skip
-
-
-def with_answers(session: CodingSession, first: str, second: str) -> None:
-    from drill.mock.coding.pushback import question_block
-
-    session.pushback = session.pushback or [dict(q) for q in QUESTIONS]
-    block = question_block(session.pushback)
-    block = block.replace("step 0?\n\n", f"step 0?\n{first}\n", 1)
-    block = block.replace("W=3 on restart?\n\n", f"W=3 on restart?\n{second}\n", 1)
-    session.save(notes="Ask about GPU availability. Use DistributedSampler with set_epoch.\n\n"
-                 + block)  # fmt: skip
 
 
 def test_the_notes_are_read_against_the_talk_track_rubric(tmp_path):

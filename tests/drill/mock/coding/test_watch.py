@@ -201,15 +201,28 @@ def test_pushback_grades_everything_and_asks_follow_ups_in_the_notes(tmp_path, c
     lines = watch.step()
     assert "Pushback: grading everything; the follow-up questions come from it." in lines
     assert grader.calls == [ALL]  # one grading, of every phase
-    assert "The interviewer asks (from your grading's evidence):" in lines
+    assert ("The interviewer asks (from your grading's evidence), one question at a time, "
+            "3:00 each:") in lines  # fmt: skip
     asked = [line for line in lines if line.startswith("Q")]
-    assert 3 <= len(asked) == len(watch.session.pushback) <= 5
+    assert len(asked) == 1 and asked[0].startswith("Q1. ")  # issue 37: one at a time
+    assert 3 <= len(watch.session.pushback) <= 5
     fetched, step, _ = broken_replay_facts()
-    assert any(f"fetched {fetched} for step {step}" in line for line in asked)  # its evidence
+    assert f"fetched {fetched} for step {step}" in asked[0]  # its evidence
     notes = watch.session.notes()
     assert notes.startswith("clarify: 2 GPUs\n\n## Q1 (")
-    assert notes.count("## Q") == len(asked)
+    assert notes.count("## Q") == len(watch.session.pushback)  # every heading, to answer under
     assert lines[-1] == f"Answer each under its ## Q heading in {watch.session.notes_path}"
+    assert watch.status_line().endswith(" · Q1 3:00 left")
+
+    # an answer saved under Q1's heading: Q2 is asked, on a fresh clock
+    clock.advance(100)
+    watch.session.save(notes=watch.session.notes().replace("\n\n## Q2", "\nthe sampler\n\n## Q2"))
+    lines = watch.step()
+    assert lines[0] == "Answer to Q1 saved." and lines[1].startswith("Q2. ")
+    assert watch.status_line().endswith(" · Q2 3:00 left")
+    clock.advance(180)  # nothing written in time: the next question
+    lines = watch.step()
+    assert lines[0] == "Time is up for Q2." and lines[1].startswith("Q3. ")
 
 
 def test_a_notebook_rounds_follow_ups_are_a_cell_of_the_notebook_alone(tmp_path, clock):
@@ -217,10 +230,10 @@ def test_a_notebook_rounds_follow_ups_are_a_cell_of_the_notebook_alone(tmp_path,
     start = watch.start()
     clock.advance(PUSHBACK_AT_S)
     lines = watch.step()
-    asked = [line for line in lines if line.startswith("Q")]
     path = watch.session.notebook_path
     cell = nbformat.read(path, as_version=4).cells[-1]
-    assert cell.cell_type == "markdown" and cell.source.count("\n## Q") == len(asked) >= 3
+    assert cell.cell_type == "markdown"
+    assert cell.source.count("\n## Q") == len(watch.session.pushback) >= 3
     assert watch.session.notes_file() == ""  # notes.md is not a second place
     assert lines[-1] == (
         f"Answer each under its ## Q heading in the notebook's Follow-up questions cell "

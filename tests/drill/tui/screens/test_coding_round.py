@@ -8,6 +8,7 @@ from datetime import timedelta
 from drill.mock.coding import starter_source
 from drill.mock.coding.session import CodingSession
 from drill.tui.screens.coding_round import CodingApp
+from drill.tui.screens.rating_checklist import RatingChecklistScreen
 from tests.support.pilot import run_async, text_of, until
 from tests.support.services import app_slot
 
@@ -97,19 +98,30 @@ async def test_grading_after_the_round_feeds_failed_checks_back_to_review(drill_
         rate_card(slot.ready.db, "map-sampler-state-correctness", "interview-map", 3,
                   content_hash=None, now=utc_now() - timedelta(days=60))  # fmt: skip
         await pilot.press("f10", "y")  # the end of the round grades everything by itself
-        await until(pilot, lambda: "Fed back" in text_of(pilot, "#verdict-text"))
+        await until(pilot, lambda: isinstance(app.screen, RatingChecklistScreen))
+        assert review_rows(drill_home) == [("map-sampler-state-correctness", 3)]  # issue 37:
+        assert not (session.folder / "feedback.json").exists()  # nothing rated before enter
+        await pilot.press("enter")
+        await until(pilot, lambda: (session.folder / "feedback.json").exists())
+        await pilot.pause()
         text = text_of(pilot, "#verdict-text")
     assert "FAIL distributed.new_order: same order each epoch" in text
-    said = "map-sampler-state-correctness: Again, due in 1 min (a failed check)"  # a step
-    assert f"Fed back to review:\n  {said}" in text  # issue 34: what changed, per card
+    assert "confirm the checklist; nothing is rated before you do" in text
+    due = json.loads((session.folder / "feedback.json").read_text())["changes"][0]
+    assert due.startswith("map-sampler-state-correctness: Again, due in 1 min (was due ")
+    assert due.endswith(" UTC) (a failed check)")  # issue 34 and 37: the due dates, per card
     marker = json.loads((session.folder / "feedback.json").read_text())
     assert marker == {"rated": ["map-sampler-state-correctness"], "not_seen": [],
-                      "changes": [said]}  # fmt: skip
+                      "changes": [due], "status": "confirmed"}  # fmt: skip
+    rows = review_rows(drill_home)
+    assert rows == [("map-sampler-state-correctness", 3), ("map-sampler-state-correctness", 1)]
+
+
+def review_rows(drill_home) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
     import sqlite3
 
     with sqlite3.connect(drill_home / "drill.sqlite3") as db:
-        rows = db.execute("SELECT card_id, rating FROM review_log").fetchall()
-    assert rows == [("map-sampler-state-correctness", 3), ("map-sampler-state-correctness", 1)]
+        return db.execute("SELECT card_id, rating FROM review_log ORDER BY id").fetchall()
 
 
 @run_async

@@ -12,7 +12,9 @@ import sqlite3
 
 from drill.mock.coding.session import CodingSession, default_rounds_dir
 from drill.tui.screens import coding_round
-from drill.tui.screens.coding_round import CodingApp
+from drill.tui.screens.coding_followups import FollowUpScreen
+from drill.tui.screens.coding_round import CodingApp, CodingRoundScreen
+from drill.tui.screens.rating_checklist import RatingChecklistScreen
 from tests.support.coding_grader import BROKEN, broken_replay_facts, broken_source, fake_grader
 from tests.support.pilot import run_async, text_of, until
 from tests.support.services import app_slot
@@ -20,9 +22,17 @@ from trainer_lab.grading import model_answer_source
 
 
 async def to_pushback(pilot) -> None:
+    """Into the pushback: the follow-ups are asked one at a time (issue 37); each is submitted
+    empty here, so the round's screen is back on top."""
     await pilot.press("f3", "f3", "f3", "f3")
-    await until(pilot, lambda: pilot.app.screen.session.pushback != [])
+    await skip_followups(pilot)
     await until(pilot, lambda: "Q1." in text_of(pilot, "#pushback"))
+
+
+async def skip_followups(pilot) -> None:
+    await until(pilot, lambda: isinstance(pilot.app.screen, FollowUpScreen))
+    await pilot.press(*["ctrl+s"] * len(pilot.app.screen.asked.questions))
+    await until(pilot, lambda: isinstance(pilot.app.screen, CodingRoundScreen))
 
 
 def asked_in(pilot) -> str:
@@ -53,10 +63,24 @@ async def test_pushback_grades_everything_then_asks_about_the_scripts_own_eviden
     resumed = CodingSession.latest(default_rounds_dir())
     app = CodingApp(resumed, app_slot())
     async with app.run_test(size=(140, 40)) as pilot:
+        await skip_followups(pilot)  # none answered yet: asked again, from Q1
         await until(pilot, lambda: "Q1." in text_of(pilot, "#pushback"))
         assert asked_in(pilot) == shown
         assert app.screen.query_one("#notes").text == notes
     assert len(graded) == 1  # the questions were kept, nothing graded again
+
+
+@run_async
+async def test_the_questions_follow_the_notes_after_one_empty_line(drill_home, monkeypatch):
+    """The same rule as `drill mock watch` (drill.mock.coding.pushback.notes_with_questions)."""
+    monkeypatch.setattr(coding_round, "grade", fake_grader(BROKEN, broken_source(), []))
+    session = CodingSession.create(default_rounds_dir())
+    session.save(notes="clarify: 2 GPUs\n")
+    app = CodingApp(session, app_slot())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await to_pushback(pilot)
+        notes = app.screen.query_one("#notes").text
+    assert notes.startswith("clarify: 2 GPUs\n\n## Q1 (")
 
 
 @run_async
@@ -108,7 +132,9 @@ async def test_the_end_rates_the_answered_questions_cards_and_only_reviewed_ones
         text = notes.text.replace("\n\n## Q3", "\nI would look at it.\n\n## Q3", 1)
         notes.load_text(text)  # Q2 answered weakly, the others not at all
         await pilot.press("f10", "y")
-        await until(pilot, lambda: "Fed back" in text_of(pilot, "#verdict-text"))
+        await until(pilot, lambda: isinstance(app.screen, RatingChecklistScreen))
+        await pilot.press("enter")  # the matcher's ticks, confirmed as they are
+        await until(pilot, lambda: (session.folder / "feedback.json").exists())
     with sqlite3.connect(drill_home / "drill.sqlite3") as db:
         rows = db.execute("SELECT card_id, rating FROM review_log ORDER BY id").fetchall()
     assert rows[2:] == [(answered["cards"][0], 1)]  # answered, its rubric missed: Again
@@ -135,6 +161,8 @@ async def test_the_end_shows_the_pushback_grading_again_when_train_py_is_unchang
     async with app.run_test(size=(140, 40)) as pilot:
         await to_pushback(pilot)
         await pilot.press("f10", "y")
+        await until(pilot, lambda: isinstance(app.screen, RatingChecklistScreen))
+        await pilot.press("n")  # do not rate
         await until(pilot, lambda: "unchanged since grading 1" in text_of(pilot, "#verdict-text"))
         verdicts = text_of(pilot, "#verdict-text")
     assert graded == [ALL]  # the full grading ran once
@@ -156,7 +184,25 @@ async def test_the_end_grades_again_when_train_py_changed_after_the_pushback(
         editor.insert("# saved the sampler position too\n", (0, 0))
         await pilot.press("f10", "y")
         await until(pilot, lambda: len(graded) == 2)
-        await until(pilot, lambda: "Fed back" in text_of(pilot, "#verdict-text")
-                    or "F8" in text_of(pilot, "#verdict-text"))  # fmt: skip
+        await until(pilot, lambda: isinstance(app.screen, RatingChecklistScreen))
+        await pilot.press("n")  # do not rate
+        await until(pilot, lambda: "F8" in text_of(pilot, "#verdict-text"))
         assert "unchanged since" not in text_of(pilot, "#verdict-text")
     assert graded == [ALL, ALL]
+
+
+@run_async
+async def test_each_follow_up_is_answered_in_its_box_and_kept_in_the_notes(drill_home, monkeypatch):
+    from drill.mock.coding.pushback import answers
+
+    monkeypatch.setattr(coding_round, "grade", fake_grader(BROKEN, broken_source(), []))
+    session = CodingSession.create(default_rounds_dir())
+    app = CodingApp(session, app_slot())
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("f3", "f3", "f3", "f3")
+        await until(pilot, lambda: isinstance(app.screen, FollowUpScreen))
+        assert app.screen.asked.number == 1  # one question at a time, not the list
+        await pilot.press(*"sampler", "ctrl+s")
+        await until(pilot, lambda: app.screen.asked.number == 2)
+    kept = answers(session.notes(), len(session.pushback))
+    assert kept[0] == "sampler" and kept[1:] == [""] * (len(kept) - 1)

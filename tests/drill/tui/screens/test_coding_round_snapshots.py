@@ -1,6 +1,6 @@
 """Snapshots of the coding round's pushback phase (the follow-up questions from the script's
-own grading, the answer headings in the notes) and of a notebook round (the panel in place of
-the editor), at 120x40 and at 80x24. Update with
+own grading, asked one at a time on their own clock over the round's screen) and of a notebook
+round (the panel in place of the editor), at 120x40 and at 80x24. Update with
 `pytest tests/drill/tui/screens/test_coding_round_snapshots.py --snapshot-update`."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 
 from drill.mock.coding.session import CodingSession, default_rounds_dir
 from drill.tui.screens import coding_round
+from drill.tui.screens.coding_followups import FollowUpScreen
 from drill.tui.screens.coding_round import CodingApp
 from tests.support.clocks import FakeClock
 from tests.support.coding_grader import BROKEN, broken_source, fake_grader
@@ -29,8 +30,9 @@ def test_pushback_with_follow_ups(snap_compare, drill_home, monkeypatch, size):
 
     async def run_before(pilot) -> None:
         await pilot.press("f3", "f3", "f3", "f3")
-        await until(pilot, lambda: "Q1." in text_of(pilot, "#pushback"))
-        await pilot.app.workers.wait_for_complete()
+        await until(pilot, lambda: isinstance(app.screen, FollowUpScreen))  # issue 37: one
+        await pilot.app.workers.wait_for_complete()  # question at a time, on its own clock
+        await pilot.press(*[c if c != " " else "space" for c in "I restart from step 9"])
         clock.advance(125)
         app.screen.tick_now()
         steady_cursors(app)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from textual.widgets import OptionList
 
+from drill.mock.coding.catalogue import catalogue
 from drill.tui.screens.home import HomeScreen
 from drill.tui.screens.mock_picker import MockPickerScreen
 from drill.tui.screens.mock_round import MockRoundScreen
 from tests.support.pilot import run_async
 
 SIZE = (100, 32)
+# the coding round on each prompt of the catalogue, in the app and in a notebook, come first
+CODING_ENTRIES = 2 * len(catalogue())
 
 
 def option_ids(app) -> list[str]:
@@ -30,7 +33,8 @@ async def test_m_starts_a_round_and_offers_resume(make_app, query) -> None:
         assert "resume" not in ids  # nothing interrupted yet
         # the standard round is the coding round; the text rounds follow as talk-only practice
         assert ids[:2] == ["coding:new", "coding:notebook"]
-        assert set(ids[2:]) == {"standard", "quick"}
+        assert ids[2:4] == ["coding:new:eval", "coding:notebook:eval"]
+        assert set(ids[CODING_ENTRIES:]) == {"standard", "quick"}
         options = app.screen.query_one("#rounds", OptionList)
         for round_id in ("standard", "quick"):
             assert str(options.get_option(round_id).prompt).startswith("Talk-only practice round")
@@ -47,7 +51,7 @@ async def test_m_starts_a_round_and_offers_resume(make_app, query) -> None:
         assert isinstance(app.screen, HomeScreen)
         await pilot.press("m")
         await pilot.pause()
-        assert option_ids(app)[2] == "resume"  # after the two standard-round entries
+        assert option_ids(app)[CODING_ENTRIES] == "resume"  # after the coding-round entries
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, HomeScreen)
@@ -70,7 +74,7 @@ async def test_m_offers_the_coding_round_and_autosaves_what_is_typed(make_app) -
         assert ids[0] == "coding:new"
         options = app.screen.query_one("#rounds", OptionList)
         assert str(options.get_option("coding:new").prompt) == (
-            "Standard round — write train.py, graded under torchrun"
+            "Standard round: DDP training pipeline (55 min) — train.py under torchrun"
         )
         assert options.highlighted == 0  # the default: enter starts the standard round
         await pilot.press("enter")
@@ -87,7 +91,7 @@ async def test_m_offers_the_coding_round_and_autosaves_what_is_typed(make_app) -
         await pilot.pause()
         await pilot.press("m")
         await pilot.pause()
-        assert option_ids(app)[2] == "resume:coding"
+        assert option_ids(app)[CODING_ENTRIES] == "resume:coding"
         options = app.screen.query_one("#rounds", OptionList)
         assert str(options.get_option("resume:coding").prompt) == (
             "Resume interrupted coding round #1"

@@ -1,0 +1,36 @@
+"""tests.support.pilot.steady_cursors, which every snapshot with a text area relies on: the
+focused area's cursor is drawn whatever phase the blink timer was in."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.widgets import TextArea
+
+from tests.support.pilot import run_async, screen_text, steady_cursors
+
+
+class OneArea(App[None]):
+    def compose(self) -> ComposeResult:
+        yield TextArea("abc", id="area")
+
+
+def cursor_cells(app: App[None]) -> int:
+    """Cells painted in the cursor's colour (the cursor is a block over one cell)."""
+    area = app.query_one(TextArea)
+    colour = area._theme.cursor_style.bgcolor.triplet.hex  # type: ignore[union-attr]
+    return app.export_screenshot().count(f'fill="{colour}"')
+
+
+@run_async
+async def test_the_cursor_is_drawn_after_a_render_in_the_blink_off_phase() -> None:
+    app = OneArea()
+    async with app.run_test(size=(30, 6)) as pilot:
+        area = app.query_one(TextArea)
+        area.focus()
+        await pilot.pause()
+        area._cursor_visible = False  # the blink timer's off phase (stands still in tests)
+        await pilot.pause()
+        assert "abc" in screen_text(app) and cursor_cells(app) == 0
+        steady_cursors(app)
+        await pilot.pause()
+        assert area.has_focus and cursor_cells(app) == 1

@@ -1,0 +1,104 @@
+"""The catalogue of coding-round prompts, as data (torch-free, light: the app lists them).
+
+    from trainer_lab.grading.prompts import PROMPTS, get_prompt
+    entry = get_prompt("eval"); entry.contract, entry.phases, entry.check_names["exact"]
+    grading = entry.grade(Path("train.py"), run_dir, entry.phases, seed=7)
+
+Each entry: id, title, minutes (the round's length), prompt (what the interviewer says),
+contract text, phases, the checks per phase, and the starter, model answer and second correct
+answer as source text. "ddp" is today's round (trainer_lab.grading.contract, graded by
+grader.py); "eval" is distributed evaluation (evaluation.py, graded through grader.py's
+launcher). Follow-up tables live on the drill side (drill.mock.coding.catalogue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_PROMPT = "ddp"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    id: str
+    title: str
+    minutes: int
+    prompt: str
+    contract: str
+    phases: tuple[str, ...]
+    check_names: Mapping[str, tuple[str, ...]]
+    starter: Callable[[], str]
+    model_answer: Callable[[], str]
+    second_answer: Callable[[], str]
+    dataset: Callable[[], str]  # the given dataset module, drill_data.py
+    grade: Callable[..., Any]  # (script, out_dir, phases, **options) -> Grading
+    lab: str = "mock-coding"
+
+
+def _ddp() -> Prompt:
+    from trainer_lab.grading import contract
+
+    def grade(script: Path, out_dir: Path, phases: Any = contract.PHASES, **options: Any) -> Any:
+        from trainer_lab.grading.grader import grade_script
+
+        return grade_script(script, out_dir, phases, **options)
+
+    return Prompt(
+        id="ddp",
+        title="DDP training pipeline",
+        minutes=55,  # drill's coding round time table (drill/mock/coding/phases.py)
+        prompt="Build a distributed training pipeline that survives a killed rank.",
+        contract=contract.CONTRACT,
+        phases=contract.PHASES,
+        check_names=contract.CHECK_NAMES,
+        starter=contract.starter_source,
+        model_answer=contract.model_answer_source,
+        second_answer=SECOND_DDP_ANSWER.read_text,
+        dataset=contract.dataset_source,
+        grade=grade,
+        lab=contract.LAB,
+    )
+
+
+# today's round's second answer in another style: a hand all_reduce with SGD (also a test fixture)
+SECOND_DDP_ANSWER = Path(__file__).parent / "ddp_files" / "second_answer.py"
+
+
+def _eval() -> Prompt:
+    from trainer_lab.grading.prompts import evaluation
+
+    def grade(script: Path, out_dir: Path, phases: Any = evaluation.PHASES, **options: Any) -> Any:
+        return evaluation.grade_evaluation(script, out_dir, phases, **options)
+
+    return Prompt(
+        id="eval",
+        title="Distributed evaluation",
+        minutes=45,
+        prompt=(
+            "Your eval numbers differ across world sizes: make them exact, evaluate during "
+            "training, and keep the best checkpoint across restarts."
+        ),
+        contract=evaluation.CONTRACT,
+        phases=evaluation.PHASES,
+        check_names=evaluation.CHECK_NAMES,
+        starter=lambda: evaluation.given_file("starter.py"),
+        model_answer=lambda: evaluation.given_file("train.py"),
+        second_answer=lambda: evaluation.given_file("second_answer.py"),
+        dataset=lambda: evaluation.given_file("drill_data.py"),
+        grade=grade,
+        lab=evaluation.LAB,
+    )
+
+
+_BUILDERS: dict[str, Callable[[], Prompt]] = {"ddp": _ddp, "eval": _eval}
+PROMPT_IDS: tuple[str, ...] = tuple(_BUILDERS)
+
+
+def get_prompt(name: str) -> Prompt:
+    """The catalogue's entry `name`; KeyError naming the known ids when there is none."""
+    if name not in _BUILDERS:
+        raise KeyError(f"unknown prompt {name!r}; prompts: {', '.join(PROMPT_IDS)}")
+    return _BUILDERS[name]()
