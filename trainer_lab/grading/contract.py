@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from trainer_lab.grading.graded_table import graded_table
 from trainer_lab.usercode.known_work import READ_WAIT_S, STEP_WAIT_S
 from trainer_lab.usercode.protocol import DATASET_MODULE
 
@@ -55,6 +56,62 @@ CHECK_NAMES: dict[str, tuple[str, ...]] = {
     "monitoring": ("monitoring.named_phases", "monitoring.phases_add_up"),
 }
 
+# phase -> its row of the "How it is graded" table (trainer_lab.grading.graded_table)
+GRADED: dict[str, str] = {
+    "skeleton": """\
+one process: exits 0 after exactly N optimizer steps, the JSON lines parse
+(steps 1..N), the loss falls, and the updates depend on the data: a second run
+on other values must end at parameters at least 5 % of the distance they moved
+away from the first run's""",
+    "distributed": f"""\
+W=2 and W=3: every sample exactly once per epoch across ranks, a new order
+every epoch, identical parameters on every rank after every step, the ranks
+exchange gradients (in most steps, collectives of at least half the gradient's
+elements between a rank's forward and its optimizer step, seen at the process-
+group level: DDP, FSDP2, a hand all_reduce alike) and each rank computes the
+gradient of its own shard (its model's forwards, outermost module with autograd
+on, run on at most BATCH_SIZE samples a step in most steps), and a step
+at W=3 equals one process on the global batch: your script run as one process
+(BATCH_SIZE = 3 x {BATCH_SIZE}) is served in its step s the samples the 3 ranks
+read for their step s; the gradients must agree step by step (averaged, not
+summed nor one rank's: in direction within 70 % and in norm x0.6-1.6, medians
+over the steps); and a step does not depend on the world size: your script at
+W=2 (BATCH_SIZE = {W2_REFERENCE_BATCH}) is served the same global batches, and its
+gradient norms must be x0.8-1.25 of W=3's (median) and its parameters after the
+last step within 10 % of the distance they moved (in these three runs every
+dropout is the identity, as ranks cannot draw one process's masks), only rank 0
+prints step lines, and every rank has destroyed its process group when the
+script returns""",
+    "restart": f"""\
+W=2, {RESTART_STEPS} steps: one rank SIGKILLed after a step, relaunched (which rank
+and step are drawn per grading from its seed; the report names the seed, and
+`drill mock grade --seed N` draws the same plan): resumes at the last checkpoint,
+no replayed or skipped samples, parameters equal an uninterrupted run's after
+every later step (bit for bit), each checkpoint file written by one rank. Until
+its first optimizer step, the relaunch serves other values for the samples read
+before the checkpoint: the past lives in the checkpoint, it cannot be replayed""",
+    "torn": """\
+killed in the middle of writing the k-th file of the save after step 8 (for
+each file the save writes, up to 4; the first on every rank, and, when several
+ranks write that save, on one rank alone while the others' saves complete: the
+ranks must agree on the checkpoint they resume from, the previous one or, when
+the complete saves hold the whole state, the torn step's), relaunched: the
+previous complete checkpoint is used and the run finishes at exactly N. A save
+is what a rank writes into DIR after an optimizer step, up to its commit (the
+rename or the empty marker file that makes it complete), watched at the file level
+(open/os.open/torch.save into DIR, fsync, rename). The tears hit the files that
+get bytes: cut to half the bytes written as the file is closed, then SIGKILL.
+A rename and a file created empty (`touch`) cannot be half done, so they are
+never torn: commit after the files the save covers are complete (a marker with
+contents is a file like the others, and can be torn)""",
+    "monitoring": f"""\
+step lines carry >= 3 named phases that add up to the step time within 10 %
+on every step of the W=2 run, which must finish. Under the grader each
+sample read waits {READ_WAIT_S * 1e3:g} ms first (slow storage, on purpose),
+and every optimizer.step() {STEP_WAIT_S * 1e3:g} ms more: reading a batch and
+the optimizer step are large shares of a step; the phases must cover them""",
+}
+
 CONTRACT = f"""\
 Build a distributed training pipeline in one file, train.py.
 
@@ -90,54 +147,7 @@ Everything else is your design.
 
 How it is graded (each check is a real run, observed from outside: parameters and gradients
 after every optimizer step on every rank, the ids every rank fetched, checkpoint writes):
-  skeleton     one process: exits 0 after exactly N optimizer steps, the JSON lines parse
-               (steps 1..N), the loss falls, and the updates depend on the data: a second run
-               on other values must end at parameters at least 5 % of the distance they moved
-               away from the first run's
-  distributed  W=2 and W=3: every sample exactly once per epoch across ranks, a new order
-               every epoch, identical parameters on every rank after every step, the ranks
-               exchange gradients (in most steps, collectives of at least half the gradient's
-               elements between a rank's forward and its optimizer step, seen at the process-
-               group level: DDP, FSDP2, a hand all_reduce alike) and each rank computes the
-               gradient of its own shard (its model's forwards, outermost module with autograd
-               on, run on at most BATCH_SIZE samples a step in most steps), and a step
-               at W=3 equals one process on the global batch: your script run as one process
-               (BATCH_SIZE = 3 x {BATCH_SIZE}) is served in its step s the samples the 3 ranks
-               read for their step s; the gradients must agree step by step (averaged, not
-               summed nor one rank's: in direction within 70 % and in norm x0.6-1.6, medians
-               over the steps); and a step does not depend on the world size: your script at
-               W=2 (BATCH_SIZE = {W2_REFERENCE_BATCH}) is served the same global batches, and its
-               gradient norms must be x0.8-1.25 of W=3's (median) and its parameters after the
-               last step within 10 % of the distance they moved (in these three runs every
-               dropout is the identity, as ranks cannot draw one process's masks), only rank 0
-               prints step lines, and every rank has destroyed its process group when the
-               script returns
-  restart      W=2, {RESTART_STEPS} steps: one rank SIGKILLed after a step, relaunched (which rank
-               and step are drawn per grading from its seed; the report names the seed, and
-               `drill mock grade --seed N` draws the same plan): resumes at the last checkpoint,
-               no replayed or skipped samples, parameters equal an uninterrupted run's after
-               every later step (bit for bit), each checkpoint file written by one rank. Until
-               its first optimizer step, the relaunch serves other values for the samples read
-               before the checkpoint: the past lives in the checkpoint, it cannot be replayed
-  torn         killed in the middle of writing the k-th file of the save after step 8 (for
-               each file the save writes, up to 4; the first on every rank, and, when several
-               ranks write that save, on one rank alone while the others' saves complete: the
-               ranks must agree on the checkpoint they resume from, the previous one or, when
-               the complete saves hold the whole state, the torn step's), relaunched: the
-               previous complete checkpoint is used and the run finishes at exactly N. A save
-               is what a rank writes into DIR after an optimizer step, up to its commit (the
-               rename or the empty marker file that makes it complete), watched at the file level
-               (open/os.open/torch.save into DIR, fsync, rename). The tears hit the files that
-               get bytes: cut to half the bytes written as the file is closed, then SIGKILL.
-               A rename and a file created empty (`touch`) cannot be half done, so they are
-               never torn: commit after the files the save covers are complete (a marker with
-               contents is a file like the others, and can be torn)
-  monitoring   step lines carry >= 3 named phases that add up to the step time within 10 %
-               on every step of the W=2 run, which must finish. Under the grader each
-               sample read waits {READ_WAIT_S * 1e3:g} ms first (slow storage, on purpose),
-               and every optimizer.step() {STEP_WAIT_S * 1e3:g} ms more: reading a batch and
-               the optimizer step are large shares of a step; the phases must cover them
-"""
+{graded_table(GRADED)}"""
 
 
 def given_file(name: str) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from drill.mock.coding.catalogue import RoundPrompt, round_prompt
 from drill.mock.coding.phases import ROUND
 from drill.mock.errors import MockError
 from drill.text import printable
-from trainer_lab.grading import CONTRACT, DATASET_MODULE_FILE, PHASES, SCRIPT_NAME
+from trainer_lab.grading import DATASET_MODULE_FILE, SCRIPT_NAME
 
 MAX_NOTEBOOK_BYTES = 16 * 1024**2  # outputs (plots) make notebooks large; this is generous
 NOTEBOOK_NAME = "round.ipynb"  # the default workspace's notebook
@@ -48,7 +47,6 @@ LOOKS_FOR = (
     f"a code cell whose first line is `%%writefile {SCRIPT_NAME}` "
     f"(or `%%writefile ./{SCRIPT_NAME}`, `%%file {SCRIPT_NAME}`)"
 )
-_GRADED_LINE = re.compile(r"^  ([a-z]+) {2,}")  # a phase's first line in the contract's table
 
 
 @dataclass(frozen=True)
@@ -66,21 +64,6 @@ class TrainCell:
 # --- writing ---------------------------------------------------------------------------------
 
 
-def contract_sections(contract: str = CONTRACT, phases: tuple[str, ...] = PHASES) -> dict[str, str]:
-    """Grader phase -> its lines of the contract's "How it is graded" table (today's CONTRACT,
-    or a catalogue prompt's contract)."""
-    table = contract.split("\nHow it is graded", 1)[1].split("\n", 1)[1]
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in table.splitlines():
-        match = _GRADED_LINE.match(line)
-        if match and match.group(1) in phases:
-            current = sections.setdefault(match.group(1), [])
-        if current is not None and line.strip():
-            current.append(line[2:])
-    return {phase: "\n".join(lines) for phase, lines in sections.items()}
-
-
 def phase_length(minutes: float, scale: float = 1.0) -> str:
     """A phase's length on the round's clock: "5 min", or m:ss when a scaled round
     (`--minutes 3`) makes it a part of a minute."""
@@ -94,7 +77,7 @@ def _phase_cells(notebook_name: str, scale: float, entry: RoundPrompt) -> list[t
     from drill.mock.loader import find_round
 
     standard = {p.id: p for p in find_round(ROUND).phases}
-    sections = contract_sections(entry.contract, entry.phases)
+    sections = dict(entry.entry.graded)  # phase -> its row of the contract's table, as data
     shown: set[str] = set()
     cells = []
     for number, phase in enumerate(entry.round_phases, 1):

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainer_lab.grading.graded_table import graded_rows
+
 DEFAULT_PROMPT = "ddp"
 
 
@@ -30,6 +32,7 @@ class Prompt:
     contract: str
     phases: tuple[str, ...]
     check_names: Mapping[str, tuple[str, ...]]
+    graded: Mapping[str, str]  # phase -> its row of the contract's "How it is graded" table
     starter: Callable[[], str]
     model_answer: Callable[[], str]
     second_answer: Callable[[], str]
@@ -54,6 +57,7 @@ def _ddp() -> Prompt:
         contract=contract.CONTRACT,
         phases=contract.PHASES,
         check_names=contract.CHECK_NAMES,
+        graded=graded_rows(contract.GRADED),
         starter=contract.starter_source,
         model_answer=contract.model_answer_source,
         second_answer=SECOND_DDP_ANSWER.read_text,
@@ -84,6 +88,7 @@ def _eval() -> Prompt:
         contract=evaluation.CONTRACT,
         phases=evaluation.PHASES,
         check_names=evaluation.CHECK_NAMES,
+        graded=graded_rows(evaluation.GRADED),
         starter=lambda: evaluation.given_file("starter.py"),
         model_answer=lambda: evaluation.given_file("train.py"),
         second_answer=lambda: evaluation.given_file("second_answer.py"),

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from trainer_lab.grading.contract import LaunchPlan
 from trainer_lab.grading.data_plans import group_seed
+from trainer_lab.grading.graded_table import graded_table
 from trainer_lab.grading.outcome import Grading
 from trainer_lab.grading.prompts.checks_eval import (
     EVAL_SIZE,
@@ -56,6 +57,23 @@ CHECK_NAMES: dict[str, tuple[str, ...]] = {
     "best": ("best.survives_restart", "best.checkpoint_is_best"),
 }
 
+# phase -> its row of the "How it is graded" table (trainer_lab.grading.graded_table)
+GRADED: dict[str, str] = {
+    "exact": f"""\
+--eval-only at W=1, 2 and 3 on an empty DIR: one eval line each, count {EVAL_SIZE}, every
+eval sample read, the same loss and accuracy (within 1e-5) at every world size""",
+    "during": f"""\
+W=2, N={STEPS}, C={CKPT_EVERY}, E={EVAL_EVERY}: exits 0 after N optimizer steps on each
+rank (replicas identical), eval lines after steps {", ".join(map(str, EVAL_STEPS))},
+each over {EVAL_SIZE} samples, every one read in that eval""",
+    "best": f"""\
+W=2: a rank is SIGKILLed after step {KILL_AFTER}, the run relaunched (its data may
+drift: later evals can be worse); the relaunch resumes at step {NEWEST_CKPT} and
+its eval steps are {", ".join(map(str, RELAUNCH_EVALS))} only. Its best line names the
+lowest eval loss printed before and after the restart, and --eval-only on DIR at
+W=2 and W=3 evaluates that model (on eval values drawn anew: numbers must follow them)""",
+}
+
 CONTRACT = f"""\
 Your eval numbers differ across world sizes: build training with exact distributed evaluation,
 in one file, train.py.
@@ -87,17 +105,7 @@ Your script must:
      0 for the initial model) and exit 0. Under torchrun, destroy the process group at the end.
 
 How it is graded (real runs, observed from outside):
-  exact   --eval-only at W=1, 2 and 3 on an empty DIR: one eval line each, count {EVAL_SIZE}, every
-          eval sample read, the same loss and accuracy (within 1e-5) at every world size
-  during  W=2, N={STEPS}, C={CKPT_EVERY}, E={EVAL_EVERY}: exits 0 after N optimizer steps on each
-          rank (replicas identical), eval lines after steps {", ".join(map(str, EVAL_STEPS))},
-          each over {EVAL_SIZE} samples, every one read in that eval
-  best    W=2: a rank is SIGKILLed after step {KILL_AFTER}, the run relaunched (its data may
-          drift: later evals can be worse); the relaunch resumes at step {NEWEST_CKPT} and
-          its eval steps are {", ".join(map(str, RELAUNCH_EVALS))} only. Its best line names the
-          lowest eval loss printed before and after the restart, and --eval-only on DIR at
-          W=2 and W=3 evaluates that model (on eval values drawn anew: numbers must follow them)
-"""
+{graded_table(GRADED)}"""
 
 
 def given_file(name: str) -> str:

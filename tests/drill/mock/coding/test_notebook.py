@@ -17,14 +17,20 @@ from drill.cli.main import main
 from drill.mock.coding.notebook import (
     MAX_NOTEBOOK_BYTES,
     RUN_COMMAND,
-    contract_sections,
     extract_train_py,
     find_train_cell,
     write_round_notebook,
 )
 from drill.mock.coding.session import CODING_PHASES, CodingSession
 from drill.mock.errors import MockError
-from trainer_lab.grading import CHECK_NAMES, CONTRACT, PHASES, dataset_source, starter_source
+from trainer_lab.grading import (
+    CHECK_NAMES,
+    CONTRACT,
+    PHASES,
+    dataset_source,
+    get_prompt,
+    starter_source,
+)
 
 BROKEN = "import torch\n\ndef main(:\n    pass\n"  # fails every check without a run
 
@@ -79,7 +85,7 @@ def test_each_phase_cell_quotes_the_prompt_and_the_contract_lines_that_grade_it(
     _, notebook = written
     by_id = {c.id: c.source for c in notebook.cells}
     standard = {p.id: p for p in find_round("standard").phases}
-    sections = contract_sections()
+    sections = dict(get_prompt("ddp").graded)
     assert set(sections) == set(PHASES)
     for phase in CODING_PHASES:
         text = " ".join(by_id[f"phase-{phase.id}"].split())
