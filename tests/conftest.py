@@ -25,16 +25,6 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under xdist (`-n 2 --dist loadgroup`, what CI runs) every real-process test (`lab`) goes
-    to one group, so they run one at a time on one worker, as they time real processes and
-    share the machine's two cores, while the other worker runs the rest. Without xdist the
-    mark does nothing."""
-    for item in items:
-        if item.get_closest_marker("lab") is not None:
-            item.add_marker(pytest.mark.xdist_group("lab"))
-
-
 SMALL_DECK = """\
 deck: basics
 title: Basics
