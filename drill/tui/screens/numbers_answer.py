@@ -12,6 +12,7 @@ from textual.widgets import Input, Static
 
 from drill.decks.numbers import Instance, parse_typed, shown_back, suggested_rating, typed_line
 from drill.review.ratings import RATING_NAMES
+from drill.text import printable
 
 
 def back_with_typed_answer(back: str, instance: Instance | None, typed: float | None) -> str:
@@ -44,7 +45,8 @@ class NumberAnswerScreen(ModalScreen[float | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Your answer ({self.unit})" if self.unit else "Your answer")
+            unit = printable(self.unit)  # deck text: shown as text, never as markup
+            yield Static(f"Your answer ({unit})" if unit else "Your answer", markup=False)
             yield Input(placeholder="a number, e.g. 12.5 or 3e9", id="number-answer")
             yield Static("enter: check · escape: back", id="number-answer-hint")
 

@@ -88,3 +88,17 @@ async def test_a_typed_answer_is_graded_and_a_rating_suggested(make_app, deck_di
         assert "15 % off, suggested rating **2 Hard** (yours to choose)" in back
         await pilot.press("3")  # the user decides
         assert query("SELECT card_id, rating FROM review_log") == [("ring", 3)]
+
+
+@run_async
+async def test_a_hostile_unit_is_shown_as_text_in_the_answer_box(make_app, deck_dir) -> None:
+    (deck_dir / "nums.yaml").write_text(DECK.replace("      unit: MB\n", '      unit: "[/x]s"\n'))
+    async with make_app(start_review="nums").run_test(size=SIZE) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = pilot.app.screen
+        assert isinstance(screen, ReviewScreen) and screen.numbers is not None
+        await pilot.press("n")  # a unit read as markup raised MarkupError here and ended drill
+        await until(pilot, lambda: isinstance(pilot.app.screen, NumberAnswerScreen))
+        label = str(pilot.app.screen.query(Static).first().render())
+        assert label == "Your answer ([/x]s)"
