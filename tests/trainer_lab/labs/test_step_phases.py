@@ -48,6 +48,9 @@ def test_periodic_spikes_give_their_period_and_noise_gives_none() -> None:
 def test_straggler_needs_a_clear_margin() -> None:
     assert name_straggler({0: 2.0, 1: 42.0, 2: 2.5}) == 1
     assert name_straggler({0: 2.0, 1: 2.4}) is None
+    # scheduling noise on a loaded machine: 1.5x, but a few ms, names nobody
+    assert name_straggler({0: 6.0, 1: 9.5}) is None
+    assert name_straggler({0: 6.0, 1: 21.5}) == 1
 
 
 # -- the lab at world size 2 -------------------------------------------------------------------

@@ -78,12 +78,17 @@ def detect_period(
     return None
 
 
-def name_straggler(own_work: dict[int, float], min_excess_ratio: float = 1.5) -> int | None:
-    """Rank whose median own-work time exceeds every other rank's by min_excess_ratio."""
+def name_straggler(
+    own_work: dict[int, float], min_excess_ratio: float = 1.5, min_excess_ms: float = 15.0
+) -> int | None:
+    """Rank whose median own-work time (ms) exceeds every other rank's by min_excess_ratio and
+    by min_excess_ms. The floor in ms keeps scheduling noise from naming a rank: a step here
+    is ~6 ms of own work, and on a loaded two-core machine one rank's median was seen 1.5x
+    the other's with no rank slowed."""
     if len(own_work) < 2:
         return None
     ranked = sorted(own_work.items(), key=lambda item: item[1], reverse=True)
     (top_rank, top), (_, second) = ranked[0], ranked[1]
-    if second <= 0 or top / second < min_excess_ratio:
+    if second <= 0 or top / second < min_excess_ratio or top - second < min_excess_ms:
         return None
     return top_rank

@@ -58,13 +58,12 @@ async def test_escape_ends_the_standalone_coding_app(tmp_path):
 
 @run_async
 async def test_ending_early_asks_first_and_no_keeps_the_round_going(tmp_path):
-    session = CodingSession.create(tmp_path / "rounds")
+    session = CodingSession.create(tmp_path / "rounds", now=FakeClock())
     app = CodingApp(session, app_slot())
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f10")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
-        assert "End the round now, with 55:00 left?" in screen_text(app)
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(pilot, lambda: "End the round now, with 55:00 left?" in screen_text(app))
         await pilot.press("n")
         await pilot.pause()
         assert isinstance(app.screen, CodingRoundScreen) and not session.finished
