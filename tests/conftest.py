@@ -25,18 +25,6 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under xdist (`-n 2 --dist loadgroup`, what CI runs) every real-process test (`lab`) goes
-    to one group, so they run one at a time on one worker while the other worker runs the rest:
-    labs time real processes and compare timings, and two at once on two cores made timing
-    checks flaky. `tryfirst`: xdist reads the groups into the node ids in its own hook, which
-    must see the mark already added. Without xdist the mark does nothing."""
-    for item in items:
-        if item.get_closest_marker("lab") is not None:
-            item.add_marker(pytest.mark.xdist_group("lab"))
-
-
 SMALL_DECK = """\
 deck: basics
 title: Basics

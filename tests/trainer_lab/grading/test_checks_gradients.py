@@ -199,3 +199,36 @@ def test_a_flood_of_collectives_that_fills_the_ring_is_no_exchange(tmp_path: Pat
     ok, detail = gradients_exchanged(fake_run(tmp_path, 2, files))
     assert not ok
     assert "more than 64 collectives, too many to tell what they sent" in detail
+
+
+def one_process_run(tmp_path: Path, world: int, grads: list[list[float]]):
+    """Step records with gradient samples (and norms) from the same initial weights."""
+    records = [
+        {
+            "pstep": i + 1,
+            "pre": {"sample": [0.0, 0.0], "digest": "w0"},
+            "post": {"sample": [float(i + 1), 0.0], "digest": str(i)},
+            "grad": {"norm": sum(x * x for x in g) ** 0.5, "sample": g},
+        }
+        for i, g in enumerate(grads)
+    ]
+    return fake_run(tmp_path, world, {f"steps-rank{r}.jsonl": records for r in range(world)})
+
+
+def test_the_w3_comparison_names_a_sum_only_when_the_first_step_points_the_same_way(
+    tmp_path: Path,
+) -> None:
+    """At the first step both runs hold the same weights: a sum is the reference's direction,
+    W times longer; a gradient broadcast from one rank points elsewhere, however long it is
+    (seen in CI: 1.96x and 122 % apart, which the ratio alone named a sum)."""
+    from trainer_lab.grading.checks_run import global_batch
+
+    ref = one_process_run(tmp_path / "ref", 1, [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    summed = one_process_run(tmp_path / "sum", 3, [[3.0, 0.0], [0.0, 3.0], [0.0, 3.0]])
+    ok, detail = global_batch(summed, ref)
+    assert not ok and "likely cause: gradients summed across ranks" in detail
+    broadcast = one_process_run(tmp_path / "bc", 3, [[0.6, 1.4], [0.0, 2.0], [0.0, 2.0]])
+    ok, detail = global_batch(broadcast, ref)
+    assert not ok and "2.00x" in detail
+    assert "likely cause: a step is not one step on the global batch" in detail
+    assert "broadcast from one rank instead of all-reduced" in detail

@@ -18,7 +18,7 @@ async def type_text(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
 async def test_one_question_at_a_time_submit_then_timeout_then_the_last() -> None:
     clock = FakeClock()
     got: list[Answered] = []
-    app = HostApp(FollowUpScreen(FollowUpClock(QUESTIONS, 120, clock), got.append, tick_s=0.02))
+    app = HostApp(FollowUpScreen(FollowUpClock(QUESTIONS, 120, clock), got.append, tick_s=0.25))
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, FollowUpScreen))
         assert text_of(pilot, "#followup-number") == "Follow-up Q1 of 3"
@@ -47,7 +47,7 @@ async def test_the_round_ending_keeps_the_typing_and_closes() -> None:
     got: list[Answered] = []
     screen = FollowUpScreen(
         FollowUpClock(QUESTIONS, 120, FakeClock()), got.append, round_over=lambda: bool(over),
-        tick_s=0.02,
+        tick_s=0.25,
     )  # fmt: skip
     app = HostApp(screen)
     async with app.run_test(size=(80, 24)) as pilot:
