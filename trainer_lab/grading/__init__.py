@@ -82,7 +82,7 @@ __all__ = [
 def grade(
     script: Path,
     out_dir: Path,
-    phases: Iterable[str] = PHASES,
+    phases: Iterable[str] | None = None,
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     parallel: int = 2,
@@ -102,12 +102,14 @@ def grade(
     Raises ScriptError when the file cannot be read; a file that does not compile is not run
     and fails every check. `prompt` names the round's prompt in the catalogue
     (trainer_lab.grading.prompts: "ddp", today's round, or another prompt graded its own way;
-    KeyError for an unknown one)."""
+    KeyError for an unknown one). `phases`: None grades every phase of the prompt (for "ddp"
+    the contract's PHASES, not the stretch phases)."""
     if prompt != DEFAULT_PROMPT:
-        return get_prompt(prompt).grade(
+        entry = get_prompt(prompt)
+        return entry.grade(
             script,
             out_dir,
-            phases,
+            entry.phases if phases is None else phases,
             parallel=parallel,
             on_progress=on_progress,
             cancel=cancel,
@@ -119,7 +121,7 @@ def grade(
     return grade_script(
         script,
         out_dir,
-        phases,
+        PHASES if phases is None else phases,
         timeout_s=timeout_s,
         parallel=parallel,
         on_progress=on_progress,

@@ -56,6 +56,7 @@ from trainer_lab.grading.stretch import (
 )
 from trainer_lab.result import Check, LabResult, variant_dir
 from trainer_lab.usercode import protocol
+from trainer_lab.usercode.dataplan import DataPlan
 from trainer_lab.usercode.evidence import save_events, step_records, write_events
 from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun, run_script
 from trainer_lab.usercode.limits import LIMITS_TEXT
@@ -126,6 +127,52 @@ def plan_env(plan: LaunchPlan) -> tuple[tuple[str, str], ...]:
     return tuple(env)
 
 
+def launch_for(
+    plan: LaunchPlan,
+    script: Path,
+    out_dir: Path,
+    timeout_s: float,
+    *,
+    seed: int,
+    ckpt_of: str,
+    data: DataPlan | None,
+    extra_args: tuple[str, ...] = (),
+    faults: Faults | None = None,
+) -> ScriptLaunch:
+    """The ScriptLaunch of `plan` (every round's launches are built here): the round's arguments,
+    then `extra_args`, then the plan's own; its checkpoint dir is launch `ckpt_of`'s (a relaunch
+    names the run it continues), named by a digest, not the launch: a script must not learn from
+    its --ckpt-dir which launch (the reference, the other data) it is in. `faults`: the plan's
+    kill and file-level tear unless given."""
+    key = f"{seed}/{ckpt_of}".encode()
+    ckpt = out_dir / "ckpt" / hashlib.sha256(key).hexdigest()[:12]
+    if faults is None:
+        kill_rank, kill_after = plan.kill if plan.kill else (None, None)
+        faults = Faults(
+            kill_rank,
+            kill_after,
+            tear_write_after=plan.tear_after_step,
+            tear_write=plan.tear_write,
+            tear_rank=plan.tear_rank,
+        )
+    args = ("--steps", str(plan.steps), "--ckpt-dir", str(ckpt), "--ckpt-every")
+    args += (str(plan.ckpt_every), *extra_args, *plan.extra_args)
+    return ScriptLaunch(
+        name=plan.name,
+        script=script,
+        args=args,
+        world_size=plan.world_size,
+        run_dir=variant_dir(out_dir, plan.name),
+        ckpt_dir=ckpt,
+        timeout_s=timeout_s,
+        faults=faults,
+        data=data,
+        launcher="torchrun" if plan.under_torchrun else None,
+        watch_progress=True,  # a hang ends once no rank makes progress, not at the deadline
+        extra_env=plan_env(plan),
+    )
+
+
 def to_launch(
     plan: LaunchPlan,
     script: Path,
@@ -136,41 +183,11 @@ def to_launch(
 ) -> ScriptLaunch:
     if plan.reference:
         script = (references or {})[plan.reference]
-    # named by a digest, not the launch: a script must not learn from its --ckpt-dir which
-    # launch (the reference, the other data) it is in
-    key = f"{seed}/{plan.continues or plan.name}".encode()
-    ckpt = out_dir / "ckpt" / hashlib.sha256(key).hexdigest()[:12]
-    kill_rank, kill_after = plan.kill if plan.kill else (None, None)
     if plan.name == "single":  # fail fast: nothing else runs when this one does not finish
         timeout_s = min(timeout_s, SKELETON_TIMEOUT_S)
-    args = (
-        "--steps",
-        str(plan.steps),
-        "--ckpt-dir",
-        str(ckpt),
-        "--ckpt-every",
-        str(plan.ckpt_every),
-        *plan.extra_args,
-    )
-    return ScriptLaunch(
-        name=plan.name,
-        script=script,
-        args=args,
-        world_size=plan.world_size,
-        run_dir=variant_dir(out_dir, plan.name),
-        ckpt_dir=ckpt,
-        timeout_s=timeout_s,
-        faults=Faults(
-            kill_rank,
-            kill_after,
-            tear_write_after=plan.tear_after_step,
-            tear_write=plan.tear_write,
-            tear_rank=plan.tear_rank,
-        ),
-        data=data_plan(plan, ALL_LAUNCHES, out_dir, seed),
-        launcher="torchrun" if plan.under_torchrun else None,
-        watch_progress=True,  # a hang ends once no rank makes progress, not at the deadline
-        extra_env=plan_env(plan),
+    data = data_plan(plan, ALL_LAUNCHES, out_dir, seed)
+    return launch_for(
+        plan, script, out_dir, timeout_s, seed=seed, ckpt_of=plan.continues or plan.name, data=data
     )
 
 

@@ -113,6 +113,9 @@ def main(argv: list[str]) -> int:
     recorder = Recorder(observe_dir, rank, dict(os.environ))
     recorder.install()
     FsWatch(recorder, dict(os.environ)).install()
+    from trainer_lab.usercode.sigterm import install_term_fault
+
+    term = install_term_fault(recorder, dict(os.environ))  # outermost torch.save wrapper
     if os.environ.get(protocol.PROBES_ENV):
         from trainer_lab.usercode.probes import Probes
 
@@ -138,6 +141,8 @@ def main(argv: list[str]) -> int:
             recorder.watch_dataset(dataset, plan, world)
             hide_protocol_env()
         runpy.run_path(str(script), run_name="__main__")
+        if term is not None:
+            term.at_end()
     except SystemExit as error:
         guard.disarm()
         code = error.code

@@ -251,6 +251,21 @@ def script_ended(observe_dir: Path, rank: int) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def script_end_time(observe_dir: Path, rank: int) -> float | None:
+    """When the script returned (time.time() of the bootstrap's end record; None: it never did)."""
+    moment = _end_record(observe_dir, rank).get("time")
+    return float(moment) if isinstance(moment, int | float) else None
+
+
+def term_records(observe_dir: Path, rank: int) -> list[dict[str, Any]]:
+    """The SIGTERMs the preemption fault sent a rank (usercode/sigterm.py), in order."""
+    return [
+        r
+        for r in read_jsonl(observe_dir / protocol.term_file(rank))
+        if isinstance(r.get("pstep"), int) and isinstance(r.get("time"), int | float)
+    ]
+
+
 def group_left_alive(observe_dir: Path, rank: int) -> bool:
     """Whether the script returned with torch.distributed's default process group still
     initialised (no destroy_process_group at the end)."""

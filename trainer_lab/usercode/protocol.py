@@ -15,6 +15,15 @@ TEAR_AFTER_ENV = "DRILL_TEAR_SAVE_AFTER_STEP"  # the first checkpoint save after
 TEAR_WRITE_AFTER_ENV = "DRILL_TEAR_WRITE_AFTER_STEP"
 TEAR_WRITE_ENV = "DRILL_TEAR_WRITE"
 TEAR_RANK_ENV = "DRILL_TEAR_RANK"
+# Preemption (sigterm.py): SIGTERM to every rank, as a scheduler's notice: rank TERM_FIRST_ENV
+# gets it right after its optimizer step N (TERM_AFTER_ENV), every other rank at its first
+# observed action after its step N (a dataset read, a collective, an optimizer step, a checkpoint
+# write, or the script's end): a step later than the first where a rank does not stop. With
+# TERM_AGAIN_ENV (any value) a second SIGTERM comes midway through each rank's first
+# torch.save into the checkpoint dir after its first (half the bytes written).
+TERM_AFTER_ENV = "DRILL_TERM_AFTER_STEP"
+TERM_FIRST_ENV = "DRILL_TERM_FIRST_RANK"
+TERM_AGAIN_ENV = "DRILL_TERM_AGAIN_DURING_SAVE"
 # Which samples the given dataset serves (dataplan.DataPlan as JSON): the seed the grader drew for
 # this launch, and for a reference or a relaunch the run whose fetches decide what is served. The
 # bootstrap reads it and removes it (with the other variables of this protocol, for a coding-round
@@ -61,6 +70,11 @@ def optimizer_file(rank: int) -> str:
 def probes_file(rank: int) -> str:
     """One JSON line per backward pass and per optimizer step (probes.py), when asked for."""
     return f"probes-rank{rank}.jsonl"
+
+
+def term_file(rank: int) -> str:
+    """One JSON line per SIGTERM the preemption fault sent this rank: pstep, time, why."""
+    return f"term-rank{rank}.jsonl"
 
 
 def end_file(rank: int) -> str:

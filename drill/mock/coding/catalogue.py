@@ -5,7 +5,8 @@ prompt's follow-up table (the questions a failed check or a phase that held lead
     entry = round_prompt("eval"); entry.title, entry.minutes, entry.phases, entry.followups.failed
 
 "ddp" is today's round, its table drill.mock.coding.followup_table; "eval" (distributed
-evaluation) has its table here. Unknown names are a MockError naming the known ones.
+evaluation) has its table here; "preemption" its own module, followups_preempt.py. Unknown
+names are a MockError naming the known ones.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from drill.mock.coding import followup_table
+from drill.mock.coding import followup_table, followups_fsdp2, followups_preempt
 from drill.mock.coding.followup_table import Template
 from drill.mock.coding.phases import CODING_PHASES, STANDARD_PHASE, CodingPhase
 from drill.mock.errors import MockError
@@ -191,7 +192,18 @@ EVAL_FOLLOWUPS = FollowupTable(
     what_if_order=("best", "exact"),
 )
 
-_TABLES: dict[str, FollowupTable] = {"ddp": DDP_FOLLOWUPS, "eval": EVAL_FOLLOWUPS}
+PREEMPT_FOLLOWUPS = FollowupTable(
+    followups_preempt.FAILED, followups_preempt.WHAT_IF, followups_preempt.WHAT_IF_ORDER
+)
+
+_TABLES: dict[str, FollowupTable] = {
+    "ddp": DDP_FOLLOWUPS,
+    "eval": EVAL_FOLLOWUPS,
+    "preemption": PREEMPT_FOLLOWUPS,
+    "fsdp2": FollowupTable(
+        followups_fsdp2.FAILED, followups_fsdp2.WHAT_IF, followups_fsdp2.WHAT_IF_ORDER
+    ),
+}
 
 # The evaluation round's time table (45 min, as its catalogue entry says): one round phase per
 # grader phase, then the pushback while everything is graded; talked through as the standard
@@ -217,6 +229,18 @@ _ROUNDS: dict[str, dict[str, Any]] = {
         "round_phases": EVAL_PHASES,
         "talk_phases": EVAL_TALK,
         "run_args": "--steps 16 --ckpt-dir ckpt --ckpt-every 4 --eval-every 4",
+    },
+    "preemption": {
+        "topics": followups_preempt.TOPICS,
+        "round_phases": followups_preempt.PHASES,
+        "talk_phases": followups_preempt.TALK,
+        "run_args": followups_preempt.RUN_ARGS,
+    },
+    "fsdp2": {
+        "topics": followups_fsdp2.TOPICS,
+        "round_phases": followups_fsdp2.PHASES,
+        "talk_phases": followups_fsdp2.TALK,
+        "run_args": followups_fsdp2.RUN_ARGS,
     },
 }
 

@@ -8,7 +8,9 @@ Each entry: id, title, minutes (the round's length), prompt (what the interviewe
 contract text, phases, the checks per phase, and the starter, model answer and second correct
 answer as source text. "ddp" is today's round (trainer_lab.grading.contract, graded by
 grader.py); "eval" is distributed evaluation (evaluation.py, graded through grader.py's
-launcher). Follow-up tables live on the drill side (drill.mock.coding.catalogue).
+launcher); "fsdp2" is FSDP2 first (fsdp2.py, graded the same way); "preemption" is SIGTERM on
+every rank, agreement and a bit-for-bit requeue (preemption.py, the same way, with the harness's
+SIGTERM fault). Follow-up tables live on the drill side (drill.mock.coding.catalogue).
 """
 
 from __future__ import annotations
@@ -98,7 +100,67 @@ def _eval() -> Prompt:
     )
 
 
-_BUILDERS: dict[str, Callable[[], Prompt]] = {"ddp": _ddp, "eval": _eval}
+def _fsdp2() -> Prompt:
+    from trainer_lab.grading.prompts import fsdp2
+
+    def grade(script: Path, out_dir: Path, phases: Any = fsdp2.PHASES, **options: Any) -> Any:
+        return fsdp2.grade_fsdp2(script, out_dir, phases, **options)
+
+    return Prompt(
+        id="fsdp2",
+        title="FSDP2 first",
+        minutes=45,
+        prompt=(
+            "Train this model with FSDP2 from the start: shard it per block, checkpoint it "
+            "sharded, and resume on another number of ranks without changing the training."
+        ),
+        contract=fsdp2.CONTRACT,
+        phases=fsdp2.PHASES,
+        check_names=fsdp2.CHECK_NAMES,
+        graded=graded_rows(fsdp2.GRADED),
+        starter=lambda: fsdp2.given_file("starter.py"),
+        model_answer=lambda: fsdp2.given_file("train.py"),
+        second_answer=lambda: fsdp2.given_file("second_answer.py"),
+        dataset=lambda: fsdp2.given_file("drill_data.py"),
+        grade=grade,
+        lab=fsdp2.LAB,
+    )
+
+
+def _preempt() -> Prompt:
+    from trainer_lab.grading.prompts import preemption
+
+    def grade(script: Path, out_dir: Path, phases: Any = preemption.PHASES, **options: Any) -> Any:
+        return preemption.grade_preemption(script, out_dir, phases, **options)
+
+    return Prompt(
+        id="preemption",
+        title="Survive preemption",
+        minutes=45,
+        prompt=(
+            "Your jobs run on preemptible capacity: make this trainer take the scheduler's "
+            "SIGTERM on every rank, save and exit in the grace period, and continue bit for bit "
+            "when it is requeued."
+        ),
+        contract=preemption.CONTRACT,
+        phases=preemption.PHASES,
+        check_names=preemption.CHECK_NAMES,
+        graded=graded_rows(preemption.GRADED),
+        starter=lambda: preemption.given_file("starter.py"),
+        model_answer=lambda: preemption.given_file("train.py"),
+        second_answer=lambda: preemption.given_file("second_answer.py"),
+        dataset=lambda: preemption.given_file("drill_data.py"),
+        grade=grade,
+        lab=preemption.LAB,
+    )
+
+
+_BUILDERS: dict[str, Callable[[], Prompt]] = {
+    "ddp": _ddp,
+    "eval": _eval,
+    "fsdp2": _fsdp2,
+    "preemption": _preempt,
+}
 PROMPT_IDS: tuple[str, ...] = tuple(_BUILDERS)
 
 

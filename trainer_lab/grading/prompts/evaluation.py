@@ -10,7 +10,6 @@ checks_eval.py's, the result a lab result like the DDP round's.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import secrets
 import threading
@@ -29,9 +28,9 @@ from trainer_lab.grading.prompts.checks_eval import (
     during_checks,
     exact_checks,
 )
-from trainer_lab.result import Check, variant_dir
+from trainer_lab.result import Check
 from trainer_lab.usercode.dataplan import DataPlan
-from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun
+from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun
 from trainer_lab.usercode.limits import LIMITS_TEXT
 from trainer_lab.usercode.source import read_script, syntax_error
 from trainer_lab.usercode.verdict import begin, check, finish, not_compiled, write_workspace
@@ -156,22 +155,17 @@ def to_launch(
     seed: int,
     timeout_s: float = TIMEOUT_S,
 ) -> ScriptLaunch:
-    head = chain_head(plans, plan.name)
-    ckpt = out_dir / "ckpt" / hashlib.sha256(f"{seed}/{head}".encode()).hexdigest()[:12]
-    kill_rank, kill_after = plan.kill if plan.kill else (None, None)
-    args = ("--steps", str(plan.steps), "--ckpt-dir", str(ckpt), "--ckpt-every")
-    args += (str(plan.ckpt_every), "--eval-every", str(EVAL_EVERY), *plan.extra_args)
-    return ScriptLaunch(
-        name=plan.name,
-        script=script,
-        args=args,
-        world_size=plan.world_size,
-        run_dir=variant_dir(out_dir, plan.name),
-        ckpt_dir=ckpt,
-        timeout_s=timeout_s,
-        faults=Faults(kill_rank, kill_after),
+    from trainer_lab.grading.grader import launch_for
+
+    return launch_for(
+        plan,
+        script,
+        out_dir,
+        timeout_s,
+        seed=seed,
+        ckpt_of=chain_head(plans, plan.name),
         data=DataPlan(seed=group_seed(seed, plan.data)),
-        watch_progress=True,
+        extra_args=("--eval-every", str(EVAL_EVERY)),
     )
 
 

@@ -24,6 +24,7 @@ from drill.mock.errors import MockError
 from drill.plan.readiness import TopicReadiness
 from tests.support.followups import fixture
 from trainer_lab.grading import model_answer_source, starter_source
+from trainer_lab.grading.prompts import PROMPT_IDS
 
 EVAL = round_prompt("eval")
 
@@ -156,7 +157,8 @@ def test_two_rounds_on_different_prompts_ask_different_follow_ups(tmp_path):
 def test_drill_mock_notebook_on_a_prompt_and_an_unknown_one(drill_home, capsys):
     assert exit_code(["mock", "notebook", "--prompt", "fsdp9"]) == 2
     err = capsys.readouterr().err
-    assert err.strip().splitlines() == ["drill: error: unknown prompt 'fsdp9'; prompts: ddp, eval"]
+    known = ", ".join(PROMPT_IDS)  # every prompt of the catalogue, ddp first
+    assert err.strip().splitlines() == [f"drill: error: unknown prompt 'fsdp9'; prompts: {known}"]
     assert not (drill_home / "rounds").exists() or not list((drill_home / "rounds").iterdir())
 
     assert exit_code(["mock", "notebook", "--prompt", "eval"]) == 0
@@ -172,7 +174,7 @@ def test_drill_mock_coding_with_an_unknown_prompt_is_one_line(drill_home, capsys
     assert exit_code(["mock", "coding", "--prompt", "nope"]) == 2
     assert exit_code(["mock", "--prompt", "nope"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert lines == ["drill: error: unknown prompt 'nope'; prompts: ddp, eval"] * 2
+    assert lines == [f"drill: error: unknown prompt 'nope'; prompts: {', '.join(PROMPT_IDS)}"] * 2
     assert exit_code(["mock", "--prompt", "eval", "talk"]) == 2  # a talk round has no prompt
 
 
@@ -246,4 +248,5 @@ def test_drill_mock_followups_asks_from_the_prompts_table(
 def test_drill_mock_list_names_the_other_prompts(capsys):
     assert exit_code(["mock", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[2].endswith("· --prompt eval: Distributed evaluation (45 min)")
+    assert "· --prompt eval: Distributed evaluation (45 min)" in lines[2]
+    assert lines[2].count("--prompt ") == len(PROMPT_IDS) - 1  # every prompt but today's

@@ -1,0 +1,244 @@
+"""The preemption prompt's checks on fabricated evidence (no runs): what the harness records of
+a launch (the SIGTERMs it sent, each optimizer step's parameter digests, the samples read, when
+each rank's script returned) judged as the contract says: exit 0 within the grace period, stop
+together, resume from the state at the stop, continue bit for bit, and after a second SIGTERM
+during the save start from the newest complete checkpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trainer_lab.grading.prompts.checks_preempt import (
+    again_checks,
+    requeue_checks,
+    stop_checks,
+)
+from trainer_lab.result import FAILURES_DIR
+from trainer_lab.usercode import protocol
+from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun
+
+T0 = 1_000.0  # when the first SIGTERM came
+B = 4  # samples per rank per step
+
+
+def ids(step: int, rank: int, shift: int = 0) -> list[int]:
+    """The samples `rank` reads for global step `step` (a stand-in for drill_data's order)."""
+    first = ((step - 1 + shift) * 2 + rank) * B
+    return list(range(first, first + B))
+
+
+def run(
+    tmp_path: Path,
+    name: str,
+    steps: tuple[int, int],
+    *,
+    states: str = "d",
+    ends: dict[int, float | None] | None = None,
+    terms: dict[int, list[str]] | None = None,
+    begun: dict[int, int] | None = None,
+    raised: tuple[int, ...] = (),
+    status: str = "ok",
+    shift: int = 0,
+) -> ScriptRun:
+    """A W=2 launch whose ranks made the global steps steps[0]+1 .. steps[1], from the state
+    `{states}{steps[0]}` (digest names: state after step k is f"{states}{k}"); `ends`: rank ->
+    seconds after T0 its script returned with 0 (None: never); `terms`: rank -> why each SIGTERM
+    was sent; `begun`: rank -> the last step it read samples for; `raised`: ranks that raised."""
+    run_dir = tmp_path / name
+    observe = run_dir / protocol.OBSERVE_DIR
+    observe.mkdir(parents=True)
+    first, last = steps
+    for rank in (0, 1):
+        records = [
+            {
+                "pstep": k - first,
+                "pre": {"digest": f"{states}{k - 1}"},
+                "post": {"digest": f"{states}{k}"},
+            }
+            for k in range(first + 1, last + 1)
+        ]
+        (observe / protocol.steps_file(rank)).write_text(
+            "".join(json.dumps(r) + "\n" for r in records)
+        )
+        reads = [
+            {"pstep": k - 1 - first, "id": i}
+            for k in range(first + 1, (begun or {}).get(rank, last) + 1)
+            for i in ids(k, rank, shift)
+        ]
+        (observe / protocol.fetch_file(rank)).write_text(
+            "".join(json.dumps(r) + "\n" for r in reads)
+        )
+        sent = (terms or {}).get(rank, [])
+        lines = [
+            {"pstep": last - first, "time": T0 + 0.1 * n, "why": why} for n, why in enumerate(sent)
+        ]
+        (observe / protocol.term_file(rank)).write_text(
+            "".join(json.dumps(r) + "\n" for r in lines)
+        )
+        end = (ends or {}).get(rank, 0.2)
+        if end is not None:
+            record = {"rank": rank, "code": 0, "time": T0 + end, "group_alive": False}
+            (observe / protocol.end_file(rank)).write_text(json.dumps(record))
+        if rank in raised:
+            (run_dir / FAILURES_DIR).mkdir(exist_ok=True)
+            failure = {
+                "rank": rank, "type": "RuntimeError", "message": "Connection reset by peer",
+                "where": "train.py:82", "time": T0 + 1, "traceback": "",
+            }  # fmt: skip
+            (run_dir / FAILURES_DIR / f"rank{rank}.json").write_text(json.dumps(failure))
+    launch = ScriptLaunch(name, Path("train.py"), (), 2, run_dir, tmp_path / "ckpt", 60.0)
+    return ScriptRun(launch, status, 0 if status == "ok" else 1, 1.0)  # type: ignore[arg-type]
+
+
+SIGNALLED = {0: ["after step 6"], 1: ["dist.all_reduce after step 6"]}
+
+
+def verdicts(checks) -> dict[str, bool]:
+    return {c["name"]: c["passed"] for c in checks}
+
+
+def detail(checks, name: str) -> str:
+    return next(c["detail"] for c in checks if c["name"] == name)
+
+
+def test_ranks_that_stop_together_and_exit_0_in_the_grace_period_pass(tmp_path):
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED)
+    checks = stop_checks(term, 6, 5.0)
+    assert verdicts(checks) == {"stop.exits_0_in_grace": True, "stop.stop_together": True}
+
+
+def test_a_rank_that_never_returns_after_its_sigterm_fails_as_having_no_handler(tmp_path):
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED, ends={1: None}, status="error")
+    checks = stop_checks(term, 6, 5.0)
+    assert not verdicts(checks)["stop.exits_0_in_grace"]
+    assert "no SIGTERM handler on that rank" in detail(checks, "stop.exits_0_in_grace")
+
+
+def test_a_rank_that_returns_past_the_grace_period_fails_naming_it(tmp_path):
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED, ends={0: 7.3})
+    checks = stop_checks(term, 6, 5.0)
+    assert not verdicts(checks)["stop.exits_0_in_grace"]
+    assert "returned 7.3 s after it (grace 5 s)" in detail(checks, "stop.exits_0_in_grace")
+
+
+def test_a_rank_that_goes_on_into_the_next_step_alone_fails_both_stop_checks(tmp_path):
+    # rank 1 stopped after step 6; rank 0 read step 7's samples and failed in its collective
+    term = run(
+        tmp_path, "term", (0, 6), terms=SIGNALLED, begun={0: 7}, ends={0: None}, raised=(0,),
+        status="error",
+    )  # fmt: skip
+    checks = stop_checks(term, 6, 5.0)
+    assert verdicts(checks) == {"stop.exits_0_in_grace": False, "stop.stop_together": False}
+    assert "last step begun rank 0: 7, rank 1: 6" in detail(checks, "stop.stop_together")
+    assert "no agreement" in detail(checks, "stop.stop_together")
+    assert "raised RuntimeError" in detail(checks, "stop.exits_0_in_grace")
+
+
+def test_ranks_that_train_on_past_the_signal_fail_as_ignoring_it(tmp_path):
+    term = run(tmp_path, "term", (0, 12), terms=SIGNALLED)
+    checks = stop_checks(term, 6, 5.0)
+    assert verdicts(checks)["stop.stop_together"] is False
+    assert "SIGTERM ignored" in detail(checks, "stop.stop_together")
+
+
+def test_a_requeue_from_the_state_at_the_stop_that_ends_equal_passes(tmp_path):
+    straight = run(tmp_path, "straight", (0, 12))
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED)
+    requeue = run(tmp_path, "requeue", (6, 12))
+    checks = requeue_checks(straight, term, requeue, 12)
+    assert verdicts(checks) == {"requeue.resumes_where_stopped": True, "requeue.bit_for_bit": True}
+
+
+def test_a_requeue_from_an_older_checkpoint_fails_resumes_where_stopped(tmp_path):
+    straight = run(tmp_path, "straight", (0, 12))
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED)
+    requeue = run(tmp_path, "requeue", (4, 12))
+    checks = requeue_checks(straight, term, requeue, 12)
+    assert verdicts(checks) == {"requeue.resumes_where_stopped": False, "requeue.bit_for_bit": True}
+    assert "from the state after step 4 and made 8 steps (expected 6)" in detail(
+        checks, "requeue.resumes_where_stopped"
+    )
+
+
+def test_a_requeue_that_skips_a_step_fails_both_requeue_checks(tmp_path):
+    straight = run(tmp_path, "straight", (0, 12))
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED)
+    requeue = run(tmp_path, "requeue", (6, 11), states="e")
+    requeue_pre = requeue.observe_dir / protocol.steps_file(0)
+    for rank in (0, 1):  # it starts from the stop's state, then another run's states
+        path = requeue.observe_dir / protocol.steps_file(rank)
+        path.write_text(
+            path.read_text().replace('"pre": {"digest": "e6"}', '"pre": {"digest": "d6"}', 1)
+        )
+    assert requeue_pre.exists()
+    checks = requeue_checks(straight, term, requeue, 12)
+    assert verdicts(checks) == {
+        "requeue.resumes_where_stopped": False,
+        "requeue.bit_for_bit": False,
+    }
+    assert "step + 1" in detail(checks, "requeue.resumes_where_stopped")
+    assert "5 steps after step 6 (to step 12: 6)" in detail(checks, "requeue.bit_for_bit")
+
+
+def test_other_samples_after_the_requeue_name_the_data_position(tmp_path):
+    straight = run(tmp_path, "straight", (0, 12))
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED)
+    requeue = run(tmp_path, "requeue", (6, 12), states="d", shift=-6)  # the epoch over
+    for rank in (0, 1):  # its last state differs from the uninterrupted run's
+        path = requeue.observe_dir / protocol.steps_file(rank)
+        path.write_text(
+            path.read_text().replace('"post": {"digest": "d12"}', '"post": {"digest": "x"}')
+        )
+    checks = requeue_checks(straight, term, requeue, 12)
+    text = detail(checks, "requeue.bit_for_bit")
+    assert not verdicts(checks)["requeue.bit_for_bit"]
+    assert f"step 7 read samples {ids(1, 0)} (uninterrupted: {ids(7, 0)})" in text
+    assert "data position is not restored" in text
+
+
+def test_the_same_samples_and_other_parameters_name_the_rng_or_optimizer_state(tmp_path):
+    straight = run(tmp_path, "straight", (0, 12))
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED)
+    requeue = run(tmp_path, "requeue", (6, 12))
+    for rank in (0, 1):
+        path = requeue.observe_dir / protocol.steps_file(rank)
+        path.write_text(
+            path.read_text().replace('"post": {"digest": "d12"}', '"post": {"digest": "x"}')
+        )
+    checks = requeue_checks(straight, term, requeue, 12)
+    assert not verdicts(checks)["requeue.bit_for_bit"]
+    assert "RNG state" in detail(checks, "requeue.bit_for_bit")
+
+
+AGAIN = {0: ["after step 6", "during the save of step-000006.pt.tmp"], 1: ["after step 6"]}
+
+
+def test_after_a_second_sigterm_the_relaunch_must_start_from_the_newest_complete_checkpoint(
+    tmp_path,
+):
+    term = run(tmp_path, "term-again", (0, 6), terms=AGAIN)
+    at_stop = run(tmp_path, "requeue-a", (6, 12))
+    older = run(tmp_path, "requeue-b", (4, 12))
+    assert verdicts(again_checks(term, at_stop, 4, 5.0)) == {
+        "again.exits_0_in_grace": True,
+        "again.resumes_complete": True,
+    }
+    # the stop's save completed (every rank exit 0): step 4 is not the newest
+    assert not verdicts(again_checks(term, older, 4, 5.0))["again.resumes_complete"]
+
+
+def test_a_save_cut_short_by_the_second_sigterm_leaves_the_periodic_checkpoint_newest(tmp_path):
+    term = run(tmp_path, "term-again", (0, 6), terms=AGAIN, ends={0: None}, status="error")
+    older = run(tmp_path, "requeue-again", (4, 12))
+    checks = again_checks(term, older, 4, 5.0)
+    assert verdicts(checks) == {"again.exits_0_in_grace": False, "again.resumes_complete": True}
+    assert "killed the rank in the middle of its save" in detail(checks, "again.exits_0_in_grace")
+
+
+def test_a_relaunch_that_fails_on_a_torn_checkpoint_fails_resumes_complete(tmp_path):
+    term = run(tmp_path, "term-again", (0, 6), terms=AGAIN, ends={0: None}, status="error")
+    torn = run(tmp_path, "requeue-again", (6, 6), status="error")
+    checks = again_checks(term, torn, 4, 5.0)
+    assert not verdicts(checks)["again.resumes_complete"]
+    assert "cut short is read as the newest" in detail(checks, "again.resumes_complete")

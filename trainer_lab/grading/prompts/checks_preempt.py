@@ -1,0 +1,315 @@
+"""The preemption round's checks (torch-free): what the harness recorded of each launch (the
+SIGTERMs it sent, every optimizer step's parameter digests, the samples read, when each rank's
+script returned), judged against the contract (preemption.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainer_lab.result import Check
+from trainer_lab.root_cause import read_failures
+from trainer_lab.usercode.evidence import (
+    fetches,
+    script_end_time,
+    script_ended,
+    step_records,
+    term_records,
+)
+from trainer_lab.usercode.harness import ScriptRun
+from trainer_lab.usercode.verdict import check
+
+CAUSE = "; likely cause: "
+NO_HANDLER = (
+    "no SIGTERM handler on that rank (installed on rank 0 only, or after the signal came), or "
+    "a handler that re-raises or restores the default action"
+)
+
+
+def digests(run: ScriptRun, rank: int) -> list[str]:
+    """The parameter digest after each optimizer step of `rank` in this launch, in order."""
+    return [str(r["post"].get("digest")) for r in step_records(run.observe_dir, rank)]
+
+
+def first_pre(run: ScriptRun, rank: int) -> str | None:
+    records = step_records(run.observe_dir, rank)
+    return str(records[0]["pre"].get("digest")) if records and records[0].get("pre") else None
+
+
+def steps_done(run: ScriptRun) -> dict[int, int]:
+    return {rank: len(step_records(run.observe_dir, rank)) for rank in run.ranks()}
+
+
+def steps_begun(run: ScriptRun) -> dict[int, int]:
+    """The last step each rank began: its optimizer steps, or one more when it read samples
+    after its last (it went into the next step and failed there)."""
+    begun = steps_done(run)
+    for rank in run.ranks():
+        reads = [done for done, _ in fetches(run.observe_dir, rank)]
+        begun[rank] = max([begun[rank], *(done + 1 for done in reads)])
+    return begun
+
+
+PEER_LEFT = (
+    "a rank went on into a collective after another had left: the ranks do not stop after the "
+    "same step (no agreement before stopping)"
+)
+
+
+def exits_in_grace(run: ScriptRun, grace_s: float) -> tuple[bool, str]:
+    """Every rank got SIGTERM, its script returned exit 0 within `grace_s` of the first, and the
+    launch ended ok."""
+    problems: list[str] = []
+    causes: list[str] = []
+    seen: list[str] = []
+    raised = {f.get("rank"): f for f in read_failures(run.run_dir)}
+    for rank in run.ranks():
+        terms = term_records(run.observe_dir, rank)
+        code = script_ended(run.observe_dir, rank)
+        end = script_end_time(run.observe_dir, rank)
+        if not terms:
+            seen.append(f"rank {rank}: no SIGTERM (it ended first)")
+            continue
+        first = terms[0]
+        got = f"rank {rank}: SIGTERM {first.get('why')}"
+        if len(terms) > 1:
+            got += f", again {terms[1].get('why')}"
+        if (code is None or end is None) and rank in raised:
+            failure = raised[rank]
+            problems.append(f"{got}; then raised {failure.get('type')} ({failure.get('where')})")
+            causes.append(PEER_LEFT)
+        elif code is None or end is None:
+            problems.append(f"{got}; its script never returned (killed)")
+            last = terms[-1]
+            if len(terms) > 1 and str(last.get("why", "")).startswith("during the save"):
+                causes.append(
+                    "the second SIGTERM killed the rank in the middle of its save: the handler "
+                    "is gone after the first (one-shot, or the default action restored)"
+                )
+            else:
+                causes.append(NO_HANDLER)
+        elif code != 0:
+            problems.append(f"{got}; exit {code}")
+            causes.append(
+                "the handler or the stop path exits non-zero (a preempted job that is "
+                "requeued must end with 0: the scheduler reads anything else as a failure)"
+            )
+        elif end - float(first["time"]) > grace_s:
+            problems.append(
+                f"{got}; returned {end - float(first['time']):.1f} s after it "
+                f"(grace {grace_s:.0f} s)"
+            )
+            causes.append(
+                "work after the signal past the grace period (a sleep, a wait for "
+                "the next periodic checkpoint, an eval before exiting)"
+            )
+        else:
+            seen.append(f"{got}; exit 0 {end - float(first['time']):.1f} s after it")
+    ok = not problems and run.status == "ok"
+    detail = "; ".join(problems + seen)
+    if run.status != "ok":
+        detail = f"{run.summary()}; {detail}"
+    if causes:
+        detail += CAUSE + "; ".join(dict.fromkeys(causes))
+    elif not ok:
+        detail += CAUSE + "a rank failed after stopping (a collective the other ranks never join)"
+    return ok, detail
+
+
+def stop_together(run: ScriptRun, after_step: int) -> tuple[bool, str]:
+    """Every rank stopped after the same optimizer step, N or N+1 (the first SIGTERM came after
+    step N)."""
+    done = steps_begun(run)
+    seen = ", ".join(f"rank {r}: {n}" for r, n in done.items())
+    detail = f"last step begun {seen} (SIGTERM after step {after_step}: all stop after step "
+    detail += f"{after_step} or {after_step + 1})"
+    if len(set(done.values())) > 1:
+        return False, (
+            f"{detail}{CAUSE}each rank stops on its own flag, and SIGTERM reaches the ranks at "
+            "different points of a step: no agreement (all_reduce MAX of the flag after each "
+            "step) before stopping"
+        )
+    count = next(iter(done.values()), 0)
+    if count > after_step + 1:
+        return False, (
+            f"{detail}{CAUSE}SIGTERM ignored or acted on late (the flag is not checked after "
+            "every step, or the handler does nothing)"
+        )
+    if count < after_step:
+        return False, f"{detail}{CAUSE}the run failed before the signal"
+    return True, detail
+
+
+def resumed_from(term: ScriptRun, requeue: ScriptRun, rank: int) -> int | None:
+    """The step of `term` whose parameters the relaunch's first step started from (0: the
+    initial model), None when none matches."""
+    start = first_pre(requeue, rank)
+    if start is None:
+        return None
+    states = digests(term, rank)
+    for step in range(len(states), 0, -1):
+        if states[step - 1] == start:
+            return step
+    records = step_records(term.observe_dir, rank)
+    initial = records[0]["pre"].get("digest") if records and records[0].get("pre") else None
+    return 0 if start == initial else None
+
+
+def resumes_where_stopped(term: ScriptRun, requeue: ScriptRun, total: int) -> tuple[bool, str]:
+    """The relaunch starts from the parameters the preempted run stopped with, and makes the
+    steps left (total - the steps done) on every rank."""
+    problems: list[str] = []
+    causes: list[str] = []
+    for rank in requeue.ranks():
+        stopped = len(step_records(term.observe_dir, rank))
+        made = len(step_records(requeue.observe_dir, rank))
+        start = resumed_from(term, requeue, rank)
+        where = "no step of the preempted run" if start is None else f"after step {start}"
+        if stopped >= total:
+            problems.append(f"rank {rank}: the preempted run trained on to step {stopped}")
+            causes.append("SIGTERM ignored: nothing was left to resume")
+        elif start != stopped or made != total - stopped:
+            problems.append(
+                f"rank {rank}: stopped after step {stopped}; the relaunch started from the state "
+                f"{where} and made {made} steps (expected {total - stopped})"
+            )
+            if start is not None and start < stopped:
+                causes.append(
+                    "the state at the stop was not saved (or not found): the relaunch "
+                    "resumed from an older checkpoint and redid steps"
+                )
+            elif start == stopped and made > total - stopped:
+                causes.append("the saved step is behind the saved model: a step is replayed")
+            elif start == stopped:
+                causes.append(
+                    "the saved step is ahead of the saved model (step + 1): a step is skipped"
+                )
+            else:
+                causes.append("the checkpoint is not the model of the stop step")
+    ok = not problems and requeue.status == "ok"
+    detail = "; ".join(problems) or f"every rank resumed after step {stopped}"
+    if requeue.status != "ok":
+        detail = f"relaunch: {requeue.summary()}; {detail}"
+    if causes:
+        detail += CAUSE + "; ".join(dict.fromkeys(causes))
+    return ok, detail
+
+
+def reads_by_step(run: ScriptRun, rank: int, offset: int = 0) -> dict[int, list[int]]:
+    """Global step (1-based: the step a read fed) -> the sample ids `rank` read for it."""
+    found: dict[int, list[int]] = {}
+    for done, sample in fetches(run.observe_dir, rank):
+        found.setdefault(offset + done + 1, []).append(sample)
+    return found
+
+
+def bit_for_bit(
+    straight: ScriptRun, term: ScriptRun, requeue: ScriptRun, total: int
+) -> tuple[bool, str]:
+    """After the relaunch, every rank's parameters equal the uninterrupted run's, bit for bit;
+    when they do not: the first step whose samples or parameters differ."""
+    if straight.status != "ok" or any(n != total for n in steps_done(straight).values()):
+        return False, f"uninterrupted run: {straight.summary()}, steps {steps_done(straight)}"
+    if requeue.status != "ok":
+        return False, f"relaunch: {requeue.summary()}"
+    if not any(steps_done(requeue).values()):
+        return False, (
+            f"the relaunch made no step: the preempted run had trained on to step "
+            f"{max(steps_done(term).values(), default=0)}{CAUSE}SIGTERM ignored"
+        )
+    problems: list[str] = []
+    causes: list[str] = []
+    for rank in requeue.ranks():
+        after = digests(requeue, rank)
+        want = digests(straight, rank)
+        if after and after[-1] == want[-1]:
+            continue
+        start = resumed_from(term, requeue, rank)
+        offset = total - len(after) if start is None else start
+        mine = reads_by_step(requeue, rank, offset)
+        theirs = reads_by_step(straight, rank)
+        differ = [s for s in sorted(mine) if s <= total and mine[s] != theirs.get(s)]
+        text = f"rank {rank}: final parameters differ from the uninterrupted run's"
+        if start is not None and len(after) != total - start:
+            text += f"; {len(after)} steps after step {start} (to step {total}: {total - start})"
+            causes.append(
+                "the saved step does not match the saved model: a step is skipped or replayed"
+            )
+        elif differ:
+            s = differ[0]
+            text += f"; step {s} read samples {mine[s]} (uninterrupted: {theirs.get(s)})"
+            causes.append(
+                "the data position is not restored (the relaunch starts the epoch "
+                "over, or at the wrong place in drill_data's order)"
+            )
+        else:
+            text += "; the same samples at every step"
+            causes.append(
+                "torch's RNG state (the dropout masks) or the optimizer state is not "
+                "saved and restored"
+            )
+        problems.append(text)
+    detail = "; ".join(problems) or "every rank's final parameters equal the uninterrupted run's"
+    if causes:
+        detail += CAUSE + "; ".join(dict.fromkeys(causes))
+    return not problems, detail
+
+
+def stop_checks(term: ScriptRun, after_step: int, grace_s: float) -> list[Check]:
+    exited, exit_detail = exits_in_grace(term, grace_s)
+    together, together_detail = stop_together(term, after_step)
+    return [
+        check("stop.exits_0_in_grace", exited, exit_detail),
+        check("stop.stop_together", together, together_detail, {"steps": steps_done(term)}),
+    ]
+
+
+def requeue_checks(
+    straight: ScriptRun, term: ScriptRun, requeue: ScriptRun, total: int
+) -> list[Check]:
+    resumed, resumed_detail = resumes_where_stopped(term, requeue, total)
+    same, same_detail = bit_for_bit(straight, term, requeue, total)
+    return [
+        check("requeue.resumes_where_stopped", resumed, resumed_detail),
+        check("requeue.bit_for_bit", same, same_detail),
+    ]
+
+
+def again_checks(term: ScriptRun, requeue: ScriptRun, every: int, grace_s: float) -> list[Check]:
+    """A second SIGTERM midway through the save: every rank still exits 0 in the grace period,
+    and the relaunch runs from the newest complete checkpoint (the stop's; when the save was cut
+    short, the newest periodic one, or the stop's if it was whole)."""
+    exited, exit_detail = exits_in_grace(term, grace_s)
+    stopped = steps_done(term)
+    problems: list[str] = []
+    for rank in requeue.ranks():
+        start = resumed_from(term, requeue, rank)
+        newest = stopped[rank] if exited else (stopped[rank] // every) * every
+        if start != newest and not (start == stopped[rank] and not exited):
+            where = "no step of the preempted run" if start is None else f"after step {start}"
+            problems.append(
+                f"rank {rank}: the relaunch started from the state {where} (the newest complete "
+                f"checkpoint: step {newest})"
+            )
+    detail = "; ".join(problems)
+    if requeue.status != "ok":
+        detail = "; ".join(p for p in (f"relaunch: {requeue.summary()}", detail) if p)
+        detail += (
+            f"{CAUSE}the checkpoint the second SIGTERM cut short is read as the newest: write it "
+            "to a temporary name and rename it when complete (or mark it complete last)"
+        )
+    elif problems:
+        detail += f"{CAUSE}the relaunch does not start from the newest complete checkpoint"
+    ok = requeue.status == "ok" and not problems
+    return [
+        check("again.exits_0_in_grace", exited, exit_detail),
+        check(
+            "again.resumes_complete",
+            ok,
+            detail or f"the relaunch started from the newest complete checkpoint (step {newest})",
+        ),
+    ]
+
+
+def facts(run: ScriptRun) -> dict[str, Any]:
+    """What the harness sent each rank (for the result's observations)."""
+    return {str(rank): term_records(run.observe_dir, rank) for rank in run.ranks()}
