@@ -191,7 +191,9 @@ def fair_table(grouped, days, budgets, params) -> list[str]:
 
 
 def topic_table(grouped, days, budgets) -> list[str]:
-    """Recall on the date per topic area, default learner, FSRS / plan."""
+    """Recall on the date per topic area, default learner, FSRS / plan (none without it)."""
+    if not any(key[4] == "default" for key in grouped):
+        return ["(the default learner was not run)"]
     some = next(iter(grouped.values()))[0]
     areas = list(some.per_area)
     lines = [

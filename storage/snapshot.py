@@ -15,7 +15,7 @@ values; `Snapshot.notice` says how many were skipped (see: drill db check).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -96,6 +96,13 @@ class Snapshot:
             and r.introduced_at >= since
             and (until is None or r.introduced_at <= until)
         )
+
+    def typical_answer_before(self, moment: datetime) -> float | None:
+        """The typical answer time as it stood at `moment` (a learner day's start): the rule of
+        typical_answer_s over the answers before it (typical_answer_seconds). The interview
+        plan prices a whole day with it, so answers given during the day never change that
+        day's quota or its short-of-budget decision (drill.review.queue.planned_review_day)."""
+        return typical_answer_seconds(self.recent_answers, before=moment)
 
     def spent_seconds(self, since: datetime, until: datetime, untimed_s: float) -> float:
         """Seconds spent answering from `since` to `until` (the review log's measured answer
@@ -197,7 +204,23 @@ def recent_answers(rows: list[tuple[object, object]]) -> tuple[tuple[datetime, f
     return tuple(answers)
 
 
-def answer_seconds_median(durations_ms: list[int], minimum: int = 1) -> float | None:
+def typical_answer_seconds(
+    answers: Sequence[tuple[datetime, float | None]], before: datetime | None = None
+) -> float | None:
+    """The typical answer time of `answers` (Snapshot.recent_answers: newest first): the median
+    of the newest TYPICAL_WINDOW timed ones (answered before `before`, when given), clamped;
+    None with fewer than TYPICAL_MINIMUM. Read from the newest RECENT_ANSWERS rows only: after
+    more answers than that in one day, the day is priced by the timed answers left in them
+    (or as unmeasured)."""
+    timed = [
+        seconds * 1000
+        for at, seconds in answers
+        if seconds is not None and (before is None or at < before)
+    ]
+    return answer_seconds_median(timed[:TYPICAL_WINDOW], TYPICAL_MINIMUM)
+
+
+def answer_seconds_median(durations_ms: Sequence[float], minimum: int = 1) -> float | None:
     """The median of answer times in milliseconds, in seconds clamped to ANSWER_SECONDS_RANGE;
     None with fewer than `minimum`."""
     if not durations_ms or len(durations_ms) < minimum:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from drill.decks.roles import RoleTable, load_roles
 from drill.errors import DrillError
-from drill.times import learner_date
+from drill.times import learner_date, start_of
 from storage.snapshot import PlanRow, plan_notice, read_snapshot
 
 if TYPE_CHECKING:
@@ -160,7 +160,8 @@ def plan_view(
     plan = db.plans.current()
     role = roles.roles.get(plan.role) if plan is not None else None
     introduced = len(live) - len(fresh)
-    answer_s = snapshot.typical_answer_s
+    # the price the queue gives today (drill.review.queue.planned_review_day): as at its start
+    answer_s = snapshot.typical_answer_before(start_of(today, settings.day_start_hour, tz))
     cover = _coverage(plan, index, settings, answer_s, roles, today, fresh, introduced)
     return PlanView(
         today=today,

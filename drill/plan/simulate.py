@@ -54,14 +54,19 @@ from drill.review.scheduler import make_scheduler, next_state
 from drill.settings import Settings
 from drill.times import start_of
 from storage.schema_names import StateDict
-from storage.snapshot import RECENT_ANSWERS, PlanRow, ScheduleRow, Snapshot
+from storage.snapshot import (
+    RECENT_ANSWERS,
+    PlanRow,
+    ScheduleRow,
+    Snapshot,
+    typical_answer_seconds,
+)
 
 POLICIES = ("fsrs", "plan")
 START_DAY = date(2025, 3, 3)  # day 0 of every run (the plan is made that morning)
 DAY_START_HOUR = 4
 STUDY_HOUR = 9  # the learner studies once a day from 09:00; recall is measured at 09:00 too
 SESSIONS_A_DAY = 4  # the learner starts another session while the budget has time left
-TYPICAL_WINDOW = 500  # answer times the plan's typical time is the median of (as storage's)
 DEFAULT_ROLE = "training-infra"
 
 
@@ -178,7 +183,6 @@ class _Run:
         self.deck_of = {cid: deck.deck_id for deck in cards.outline for cid in deck.card_ids}
         self.states: dict[str, StateDict | None] = dict.fromkeys(cards.card_ids)
         self.memory: dict[str, Memory | None] = dict.fromkeys(cards.card_ids)
-        self.durations: list[float] = []
         self.answers: list[tuple[datetime, float]] = []  # (answered at, seconds), as logged
         self.plan = PlanRow(
             interview_day=START_DAY + timedelta(days=scenario.days),
@@ -196,12 +200,10 @@ class _Run:
         }
         plan = self.plan if self.scenario.policy == "plan" else None
         answers = tuple(reversed(self.answers[-RECENT_ANSWERS:]))  # newest first, as storage's
-        return Snapshot(
-            rows, plan=plan, typical_answer_s=self.typical_answer_s(), recent_answers=answers
-        )
-
-    def typical_answer_s(self) -> float | None:
-        return statistics.median(self.durations[-TYPICAL_WINDOW:]) if self.durations else None
+        # storage's rule for the typical answer time; the plan prices each day by the answers
+        # before the day's start (Snapshot.typical_answer_before), as in the app
+        typical = typical_answer_seconds(answers)
+        return Snapshot(rows, plan=plan, typical_answer_s=typical, recent_answers=answers)
 
     def queue(self, now: datetime) -> tuple[list[QueueEntry], Mapping[str, ScheduleRow]]:
         """What the app's queue shows at `now` (drill.review.queue.planned_review_day and
@@ -284,7 +286,6 @@ class _Run:
             after["introduced_at"] = now.astimezone(UTC)
         self.states[card_id] = after
         spent = self.learner.answer_seconds(card_id, first)
-        self.durations.append(spent)
         self.answers.append((now.astimezone(UTC), spent))
         return spent
 

@@ -27,7 +27,10 @@ stay the same ones.
 all of the above): once the day's planned work is done (no planned review left today, the
 day's new cards introduced) and the minutes spent today leave budget over, the review cards
 weakest on the date (lowest recall_on) are brought forward to today, as many as the budget
-left holds. Only cards not reviewed today, so a rated card never moves: previews stay exact.
+left holds, and only those whose recall on the date is below the target + SPARE_MARGIN and,
+far from the date (SPARE_FAR_DAYS), that FSRS does not review again before it (the learner is
+not asked for reviews that gain little). Only cards not reviewed today, so a rated
+card never moves: previews stay exact.
 """
 
 from __future__ import annotations
@@ -48,6 +51,16 @@ from drill.review.deadline import (
 from drill.review.pacing import PLANNED_SHARE, REVIEW_ANSWERS, SHORT_REVIEW_SHARE
 from drill.times import learner_date
 from storage.snapshot import ScheduleRow
+
+# Spare minutes go only to cards whose predicted recall on the date is below the target plus
+# this margin: a card already well above it gains little from another review, and the learner
+# should not be asked for much more than needed (measured in benchmarks/RESULTS-plan.md).
+SPARE_MARGIN = 0.05
+# More than this many learner days before the date, spare minutes go only to cards with no
+# planned review left before the date: one that FSRS reviews again before the date gains
+# little from a review now (at 30 days the fill without this asked for about twice plain
+# FSRS's minutes for under a point of recall on the date).
+SPARE_FAR_DAYS = 14
 
 
 def review_capacity(deadline: Deadline) -> int:
@@ -190,13 +203,17 @@ def spare_reviews(
     card due today and not yet reviewed today, or a new card left. Otherwise PLANNED_SHARE of
     the budget, less the minutes spent and the learning steps still due today, at
     REVIEW_ANSWERS answers a review, goes to the cards not reviewed today that are weakest on
-    the date (lowest recall_on; ties by stable_hash). A card reviewed today is never chosen
+    the date (lowest recall_on; ties by stable_hash), among those below the target +
+    SPARE_MARGIN on the date and, more than SPARE_FAR_DAYS before the date, with no planned
+    review left before it. A card reviewed today is never chosen
     (never twice a day), so a rating's preview is never moved by this."""
     today = learner_date(now, day_start_hour, tz)
     if not deadline.active(today) or new_left > 0:
         return frozenset()
     starts = DayStarts(day_start_hour, tz)
     today_start, end = starts(today), starts(today + timedelta(days=1))
+    far = (deadline.interview_day - today).days > SPARE_FAR_DAYS
+    date_start = starts(deadline.interview_day)
     steps_left = 0  # learning and relearning answers still due today
     candidates: list[tuple[float, int, str]] = []
     for card_id, row in planned.items():
@@ -213,8 +230,12 @@ def spare_reviews(
             continue
         if row.state != REVIEW_STATE or reviewed_today or row.last_review is None:
             continue
+        if far and row.due < date_start:
+            continue  # far from the date, a card with a review planned before it waits for it
         last_day = learner_date(row.last_review, day_start_hour, tz)
         recall = recall_on(row.stability or 0.0, last_day, deadline.interview_day, deadline.decay)
+        if recall >= deadline.target_recall + SPARE_MARGIN:
+            continue  # already well above the target on the date: not worth the learner's time
         candidates.append((recall, stable_hash(card_id), card_id))
     per_review = REVIEW_ANSWERS * deadline.seconds_per_review
     left = PLANNED_SHARE * deadline.budget_seconds - spent_seconds

@@ -26,7 +26,8 @@ The rules, while the plan is active (today before the interview day):
   first), and overflow in the final window comes earlier within the window.
 - **Spare minutes** (balance.spare_reviews, applied by drill.review.queue.ReviewDay.planned):
   once the day's planned work is done and budget is left after the minutes spent, the review
-  cards weakest on the date (recall_on) are brought forward to today, within the budget.
+  cards weakest on the date (recall_on) are brought forward to today, within the budget, while
+  their recall on the date is below the target + balance.SPARE_MARGIN.
 
 After the date, or without a plan, the schedule is exactly the stored FSRS one. Learning and
 relearning cards (due by time) are never moved. Stdlib only: first paint builds the queue.

@@ -107,10 +107,13 @@ def planned_review_day(
 ) -> ReviewDay:
     """review_day with the interview plan in force (Snapshot.plan) over the decks of `index`:
     what first paint, the session, `drill due` and the stats use. Without a plan (or without
-    an index) it is review_day. `roles`: the bundled role table when None."""
+    an index) it is review_day. `roles`: the bundled role table when None. The day is priced
+    by the typical answer time at its start (Snapshot.typical_answer_before), so the answers
+    given during the day never change its quota or its short-of-budget decision."""
     deadline = None
     if snapshot.plan is not None and index is not None:
-        deadline = deadline_for(snapshot.plan, index, settings, snapshot.typical_answer_s, roles)
+        answer_s = snapshot.typical_answer_before(day_start(now, settings.day_start_hour))
+        deadline = deadline_for(snapshot.plan, index, settings, answer_s, roles)
     return review_day(now, settings, snapshot, deadline)
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from drill.decks.index import DeckOutline
-from drill.review.deadline import DEFAULT_DECAY, Deadline, planned_due, row_from_state
+from drill.review.balance import SPARE_FAR_DAYS, SPARE_MARGIN
+from drill.review.deadline import DEFAULT_DECAY, Deadline, planned_due, recall_on, row_from_state
 from drill.review.queue import ReviewDay, queue_for, review_day
 from drill.settings import Settings
 from drill.times import start_of
@@ -24,9 +26,10 @@ HOUR = 4
 DATE = date(2026, 5, 20)  # the interview
 TODAY = DATE - timedelta(days=2)
 NOW = datetime(2026, 5, 18, 9, tzinfo=UTC)
-# recall on the date rises with stability: w0 is the weakest; all are above the 0.9 target,
-# so the peak on the day moves none of them and no review is planned today
-STABILITY = {"w0": 30.0, "w1": 40.0, "w2": 50.0, "w3": 60.0, "w4": 80.0, "w5": 100.0}
+# recall on the date rises with stability: w0 is the weakest; all are above the 0.9 target
+# (0.91-0.94), so the peak on the day moves none of them and no review is planned today, and
+# below the target + SPARE_MARGIN, so spare minutes may bring them forward
+STABILITY = {"w0": 6.0, "w1": 7.0, "w2": 8.0, "w3": 9.0, "w4": 10.0, "w5": 11.0}
 
 
 @pytest.fixture(autouse=True)
@@ -97,6 +100,37 @@ def test_spare_minutes_bring_the_weakest_on_the_date_forward_within_the_budget()
     assert due_today(day, schedules, NOW) == ["w0"]
     day = review_day(NOW, Settings(), snapshot(schedules, (60.0, 60.0)), deadline())
     assert due_today(day, schedules, NOW) == []
+
+
+def test_spare_minutes_skip_cards_well_above_the_target_on_the_date() -> None:
+    """A card whose recall on the date is already at the target + SPARE_MARGIN or more is not
+    worth another review: the budget left stays unspent rather than ask for it."""
+    recall = recall_on(30.0, (NOW - timedelta(days=3)).date(), DATE, DEFAULT_DECAY)
+    assert recall >= deadline().target_recall + SPARE_MARGIN  # 0.98
+    schedules = {cid: replace(row, stability=30.0) for cid, row in rows().items()}
+    schedules["w0"] = rows()["w0"]  # 0.91 on the date
+    day = review_day(NOW, Settings(), snapshot(schedules), deadline())
+    assert due_today(day, schedules, NOW) == ["w0"]  # the budget holds 4: only w0 is asked for
+
+
+def test_far_from_the_date_spare_minutes_leave_cards_fsrs_reviews_before_it() -> None:
+    """More than SPARE_FAR_DAYS before the date, a card with a review planned before the date
+    is left to it; a card whose next review comes after the date may come today."""
+    far = datetime(2026, 4, 30, 9, tzinfo=UTC)  # 20 learner days before the date
+    assert (DATE - far.date()).days > SPARE_FAR_DAYS
+    last = far - timedelta(days=3)
+    schedules = {
+        cid: replace(review_row(cid, last, DATE + timedelta(days=20)), stability=200.0)
+        for cid in STABILITY
+    }  # 0.98 on the date: above the target + SPARE_MARGIN
+    schedules["w0"] = replace(review_row("w0", last, DATE - timedelta(days=5)), stability=6.0)
+    schedules["w1"] = replace(review_row("w1", last, DATE + timedelta(days=20)), stability=35.0)
+    assert recall_on(35.0, last.date(), DATE, DEFAULT_DECAY) < 0.9 + SPARE_MARGIN  # 0.93
+    day = review_day(far, Settings(), snapshot(schedules), deadline())
+    assert due_today(day, schedules, far) == ["w1"]  # w0 (weaker) waits for its own review
+    near = datetime(2026, 5, 8, 9, tzinfo=UTC)  # 12 days before: both, the weakest first
+    day = review_day(near, Settings(), snapshot(schedules), deadline())
+    assert due_today(day, schedules, near) == ["w0", "w1"]
 
 
 def test_planned_work_comes_first() -> None:
