@@ -20,6 +20,8 @@ DESCRIPTION = """\
 Search cards: free words (all must appear in front, back, tags, deck, level or state),
 "quoted phrases", tag:NAME, level:easy|medium|hard, deck:NAME (part of the id or title),
 is:due|new|suspended|buried|leech|learning|young|mature. Every term must match.
+A numbers card is shown with one fixed drawing of its values (seed 0, as the Anki export),
+followed by a line with the ranges each review draws from.
 A leading - negates a term (-tag:fsdp -is:suspended); give such terms after --:
 drill cards -- -tag:fsdp, or inside one quoted query: drill cards 'tag:ddp -is:new'."""
 
@@ -64,6 +66,8 @@ def cmd_cards(args: argparse.Namespace) -> int:
             f"{row.card_id:<28} {row.deck_id:<20} {row.level:<6} {row.state:<8} "
             f"{flags + ' ' if flags else ''}{front[:60]}"
         )
+        if row.numbers_note:
+            say(f"    {row.numbers_note}")
     say(f"{len(found)} of {len(rows)} cards")
     return 0
 
@@ -81,6 +85,7 @@ def row_json(row: Any, now: datetime) -> dict[str, Any]:
         "leech": row.leech,
         "lapses": row.lapses,
         "front": row.front,
+        "numbers_note": row.numbers_note or None,
         "path": str(row.path) if row.path else None,
         "line": row.line,
     }

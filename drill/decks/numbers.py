@@ -392,6 +392,34 @@ def fresh_instance(card: Any, seed: int | None = None) -> Instance | None:
         return draw(spec, 0)
 
 
+FIXED_SEED = 0  # the drawing shown outside review: the loader computed it when the deck loaded
+
+
+def fixed_instance(card: Any) -> Instance | None:
+    """The one drawing a numbers card is shown with outside review (the Anki export, the card
+    browser, `drill cards`), None for other cards."""
+    return fresh_instance(card, seed=FIXED_SEED)
+
+
+def variable_range(variable: Variable) -> str:
+    """What a variable is drawn from: `n: 2 / 4 / 8 GPUs`, `mfu: 0.3 to 0.55 in steps of 0.05`
+    (choices apart with slashes: a number may hold a comma, 1,024)."""
+    if variable.values is not None:
+        choices = " / ".join(format_number(v) for v in variable.values)
+        return f"{variable.name}: {choices} {variable.unit}".rstrip()
+    low, high, step = (format_number(v) for v in (variable.low, variable.high, variable.step))
+    return f"{variable.name}: {low} to {high} in steps of {step} {variable.unit}".rstrip()
+
+
+def drawn_anew_line(instance: Instance) -> str:
+    """Plain text saying that the values shown are one drawing, and what each review draws from."""
+    ranges = "; ".join(variable_range(v) for v in instance.spec.variables)
+    return (
+        f"Numbers card: shown with one fixed drawing (seed {instance.seed}); each review draws "
+        f"new values ({ranges})."
+    )
+
+
 def shown_text(text: str, instance: Instance | None) -> str:
     """A card's front or `more:` with the drawn numbers filled in."""
     return text if instance is None else fill(text, instance)

@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from drill.decks.numbers import drawn_anew_line, fixed_instance, shown_text
 from drill.files import read_regular
 from drill.review.queue import due_at, next_day_start
 from drill.review.stats import state_name
@@ -48,6 +49,7 @@ class CardRow:
     front: str
     back: str
     has_lab: bool = False
+    numbers_note: str = ""  # a numbers card: front and back show one fixed drawing; this says so
     path: Path | None = None
     line: int = 1
     state: str = "new"  # new | learning | young | mature
@@ -232,6 +234,7 @@ def build_rows(decks: Any, db_path: Path) -> list[CardRow]:
     rows: list[CardRow] = []
     for loaded in decks.decks:
         for card in loaded.deck.cards:
+            fixed = fixed_instance(card)  # a numbers card: its values of one fixed drawing
             rows.append(
                 CardRow(
                     card_id=card.id,
@@ -239,9 +242,10 @@ def build_rows(decks: Any, db_path: Path) -> list[CardRow]:
                     deck_title=loaded.deck.title,
                     level=str(card.level),
                     tags=tuple(card.tags),
-                    front=card.front,
-                    back=card.back,
+                    front=shown_text(card.front, fixed),
+                    back=shown_text(card.back, fixed),
                     has_lab=card.lab is not None,
+                    numbers_note=drawn_anew_line(fixed) if fixed else "",
                     path=loaded.path,
                     line=loaded.card_lines.get(card.id, 1),
                 )

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from drill.decks.numbers import fresh_instance, shown_back, shown_text
+from drill.decks.numbers import fixed_instance, shown_back, shown_text
 from drill.files import FileRefused, read_regular
 from drill.review.export_target import write_atomically
 from drill.text import printable
@@ -164,7 +164,7 @@ def _note(model, card: Card, media: Media):  # type: ignore[no-untyped-def]
     import genanki
 
     media.where = f" (card {printable(card.id)})"
-    fixed = fresh_instance(card, seed=0)  # a numbers card exports one fixed drawing
+    fixed = fixed_instance(card)  # a numbers card exports one fixed drawing
     fields = [
         render_markdown(shown_text(card.front, fixed), media),
         render_markdown(shown_back(card.back, fixed), media),

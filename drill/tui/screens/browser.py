@@ -53,6 +53,7 @@ class BrowserScreen(TypesAhead, Screen[None]):
     BrowserScreen #browse-table {
         height: 1fr; padding-left: 1; scrollbar-gutter: stable; scrollbar-size-vertical: 1;
     }
+    BrowserScreen #browse-numbers { display: none; height: auto; max-height: 6; padding: 0 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Back"),
@@ -96,6 +97,7 @@ class BrowserScreen(TypesAhead, Screen[None]):
         yield Static("", id="browse-hint")
         yield Static("Loading cards…", id="browse-count")
         yield DataTable(id="browse-table", cursor_type="row", zebra_stripes=True, cell_padding=0)
+        yield Static("", id="browse-numbers")  # shown while a numbers card is highlighted
         # No palette hint: at 80 columns it would cut the last row key (ctrl+p still works).
         yield Footer(show_command_palette=False)
 
@@ -185,6 +187,19 @@ class BrowserScreen(TypesAhead, Screen[None]):
             table.add_row(*browser_columns.row_cells(row, self.columns, now), key=row.card_id)
         if keep is not None and keep in self.shown:
             table.move_cursor(row=self.shown.index(keep))
+        self._show_numbers_note()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_numbers_note()
+
+    def _show_numbers_note(self) -> None:
+        """Under the table, for a highlighted numbers card: its front shows one fixed drawing,
+        and each review draws new values from these ranges."""
+        row = self.current()
+        note = self.query_one("#browse-numbers", Static)
+        text = row.numbers_note if row is not None else ""
+        note.display = bool(text)
+        note.update(plain.shown(text))
 
     def _show_count(self, found: int) -> None:
         more = f" · showing the first {MAX_SHOWN}" if found > MAX_SHOWN else ""
