@@ -64,6 +64,27 @@ def register(subparsers: Any) -> None:
         "namespaces on this machine (loopback addresses when not root); see `drill lab list`",
     )
     p_run.add_argument(
+        "--node-rank",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --nnodes and --rdzv-endpoint: run only node N's torchrun agent of a cluster "
+        "lab, here (one command per real machine; node 0 hosts the rendezvous; --out must be a "
+        "folder every node shares); the lab's fault is done by hand, as printed",
+    )
+    p_run.add_argument(
+        "--rdzv-endpoint",
+        default=None,
+        metavar="HOST:PORT",
+        help="node 0's address for --node-rank (and --print-commands)",
+    )
+    p_run.add_argument(
+        "--print-commands",
+        action="store_true",
+        help="with --nnodes: print the torchrun command each real machine runs for this "
+        "cluster lab (and the spec file to write), then exit",
+    )
+    p_run.add_argument(
         "--param",
         action="append",
         default=[],
@@ -185,6 +206,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         world_size = resolve_world_size(spec, args.world_size)
         if args.nnodes is not None:
             check_nnodes(spec, args.nnodes)
+        if args.print_commands or args.node_rank is not None or args.rdzv_endpoint is not None:
+            return _real_nodes(args, spec, params)
         timeout = None if args.timeout is None else check_timeout(args.timeout, "--timeout")
         if args.out is not None:
             require_parent_dir(args.out)
@@ -213,6 +236,39 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print_summary(result)
     return EXIT_FOR_STATUS.get(result["status"], EXIT_LAB_ERROR)
+
+
+def _real_nodes(args: argparse.Namespace, spec: Any, params: dict[str, Any]) -> int:
+    """--print-commands, or one node (--node-rank, --rdzv-endpoint) of a cluster lab on a real
+    machine; ParamError for a bad combination (the caller prints it, exit 2)."""
+    from trainer_lab.catalogue_types import ParamError
+    from trainer_lab.cluster import real_nodes
+
+    if args.nnodes is None:
+        raise ParamError("--print-commands, --node-rank and --rdzv-endpoint need --nnodes")
+    real_nodes.real_plan(spec, params)  # a lab without a real-cluster form is refused here
+    if args.print_commands:
+        endpoint = args.rdzv_endpoint or "NODE0:29400"
+        if args.rdzv_endpoint is not None:
+            real_nodes.parse_endpoint(endpoint)
+        out = args.out or Path(f"SHARED/drill-{spec.name}")
+        for line in real_nodes.print_plan_lines(spec, params, args.nnodes, endpoint, out):
+            say(line)
+        return EXIT_OK
+    if args.node_rank is None or args.rdzv_endpoint is None:
+        raise ParamError("--node-rank and --rdzv-endpoint go together (one node of a cluster)")
+    real_nodes.check_node_rank(args.node_rank, args.nnodes)
+    real_nodes.parse_endpoint(args.rdzv_endpoint)
+    out = args.out or default_out_dir(spec.name)
+    code = real_nodes.run_node(
+        spec, params, args.nnodes, args.node_rank, args.rdzv_endpoint, out, _notice
+    )
+    if code != 0:
+        say(f"drill lab: node {args.node_rank}'s agent exited with {code}; events under {out}",
+            file=sys.stderr)  # fmt: skip
+        return EXIT_LAB_ERROR
+    say(f"node {args.node_rank}'s agent finished; events under {out}")
+    return EXIT_OK
 
 
 def _run_with_progress(

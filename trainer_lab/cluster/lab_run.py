@@ -130,6 +130,16 @@ class ClusterLab:
         deadline = self.run.remaining_s() + (time.monotonic() - self.agents.started)
         return self.agents.wait(max(0.0, deadline - 1.0))
 
+    def stop_after(self, margin: int) -> int:
+        """End the job `margin` steps past the newest step any worker reported (the ranks run in
+        lockstep within a step, so each reads the file before reaching that step); return it."""
+        steps = [e["step"] for e in self.events() if e["event"] == "step"]
+        target = max(steps, default=0) + margin
+        partial = self.out / (STOP_FILE + ".part")
+        partial.write_text(str(target))
+        partial.replace(self.out / STOP_FILE)
+        return target
+
     def observe_mode(self) -> None:
         self.run.observe("mode", self.cluster.mode)
         self.run.observe("mode_note", self.cluster.note)

@@ -9,10 +9,17 @@ script's choice when the world size changes (`batch_policy`):
   is scaled with it (linear scaling rule).
 
 Once the file named by `stop_file` (optional; lab_run.STOP_FILE) exists, the loop ends at the
-next step (the job finishes).
+next step (the job finishes); when the file holds a step number, every rank ends after that step
+(ranks that read the file at different steps still stop together).
+
+With `monitored_barrier` set, a second gloo group is made at start, and after a failed
+all_reduce each rank calls torch.distributed.monitored_barrier on it (the same timeout, every
+rank waited for): its error names the rank that did not arrive (`barrier_error`, or
+`barrier_passed` when every rank arrived).
 
 Events (one file per process: events-<pid>.jsonl): start, resumed, step, saved,
-collective_error (then the error is raised again, so the agent sees a failed worker), finished.
+collective_error (then the error is raised again, so the agent sees a failed worker),
+barrier_error / barrier_passed, finished.
 """
 
 from __future__ import annotations
@@ -67,10 +74,37 @@ def _save(out: Path, step: int, model: torch.nn.Module) -> None:
     partial.replace(out / CHECKPOINT)
 
 
+def stop_step(stop_file: str | None) -> int | None:
+    """The step after which the loop ends: None while the stop file is absent, the number it
+    holds, or 0 (stop now) when it holds none."""
+    if not stop_file:
+        return None
+    try:
+        text = Path(stop_file).read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else 0
+
+
+def diagnose(events: Events, group: Any, timeout: timedelta, step: int) -> None:
+    """After a failed collective: a monitored_barrier on a group of its own (the default
+    group's connections may be broken), to name the ranks that do not arrive."""
+    try:
+        dist.monitored_barrier(group=group, timeout=timeout, wait_all_ranks=True)
+    except Exception as error:
+        events.write("barrier_error", step=step, message=str(error)[:500])
+    else:
+        events.write("barrier_passed", step=step)
+
+
 def main() -> None:
     spec = json.loads(Path(os.environ["CLUSTER_SPEC"]).read_text())
     out = Path(spec["out"])
-    dist.init_process_group("gloo", timeout=timedelta(seconds=float(spec["pg_timeout_s"])))
+    timeout = timedelta(seconds=float(spec["pg_timeout_s"]))
+    dist.init_process_group("gloo", timeout=timeout)
+    barrier_group = (
+        dist.new_group(backend="gloo", timeout=timeout) if spec.get("monitored_barrier") else None
+    )
     rank, world = dist.get_rank(), dist.get_world_size()
     events = Events(
         out,
@@ -97,7 +131,10 @@ def main() -> None:
     events.write("start", step=step, global_batch=global_batch, per_rank_batch=per_rank, lr=lr)
     inputs, target = _data()
     stop = spec.get("stop_file")
-    while step < int(spec["steps"]) and not (stop and Path(stop).exists()):
+    while step < int(spec["steps"]):
+        stop_at = stop_step(stop)
+        if stop_at is not None and step >= stop_at:
+            break
         first = (step * global_batch + rank * per_rank) % SAMPLES
         ids = [(first + i) % SAMPLES for i in range(per_rank)]
         loss = torch.nn.functional.mse_loss(model(inputs[ids]), target[ids])
@@ -110,6 +147,8 @@ def main() -> None:
                 param.grad /= world
         except Exception as error:
             events.write("collective_error", step=step + 1, message=str(error)[:500])
+            if barrier_group is not None:
+                diagnose(events, barrier_group, timeout, step + 1)
             raise
         with torch.no_grad():  # plain SGD (torch.optim's first step imports the compiler: slow)
             for param in model.parameters():

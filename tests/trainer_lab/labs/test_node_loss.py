@@ -90,3 +90,26 @@ def test_no_restarts_on_loopback_ends_the_job_and_says_which_mode_ran(tmp_path: 
         "resumed_from_last_checkpoint": False,
     }
     assert obs["agent_end"] == "worker_failed" and obs["restarts"] == 0
+
+
+def test_a_replacement_node_joins_and_the_job_scales_back_to_two_from_the_checkpoint(
+    tmp_path: Path,
+) -> None:
+    result = run_lab("node-loss", {"replacement": True}, 2, tmp_path, 150)
+    assert undeclared(result) == []
+    assert processes_mentioning(tmp_path) == []
+    assert result["status"] == "ok", result
+    obs = result["observations"]
+    # the survivor's worker ran at 2, alone at 1 after the kill, at 2 again after the join;
+    # the join restarted it without using up a restart (one, for the lost node)
+    assert obs["world_sizes"] == "2, 1, 2" and obs["restarts"] == 1
+    assert {obs["replacement_rank"], obs["survivor_rank_after_join"]} == {0, 1}
+    assert obs["replacement_world_size"] == 2
+    assert (
+        obs["replacement_resumed_from_step"]
+        == obs["survivor_resumed_after_join"]
+        == obs["last_saved_before_join"]
+        > obs["last_saved_step"]
+    )
+    assert obs["agent_exit"] == {"node0": 0, "node1": 0}
+    assert checks(result)["replacement_scaled_back"] is True

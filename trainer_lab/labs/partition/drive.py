@@ -3,7 +3,9 @@ cut_after_step, then reads when each rank's collective failed and how each agent
 
 from __future__ import annotations
 
+import re
 import time
+from typing import Any
 
 from trainer_lab.cluster.agents import AgentSpec
 from trainer_lab.cluster.lab_run import (
@@ -15,9 +17,45 @@ from trainer_lab.cluster.lab_run import (
     first_event,
     last_step,
 )
+from trainer_lab.cluster.real_nodes import RealPlan
 from trainer_lab.context import LabContext, LabError
 
 WAITED = 0.8  # a collective that failed before this share of its timeout did not wait for it
+# monitored_barrier's error on rank 0: "Ranks 1, 3 failed to pass monitoredBarrier in 3000 ms";
+# on another rank: "... received errors while waiting for send/recv from rank 0"
+_MISSING = re.compile(r"Ranks? ([\d, ]+) failed to pass monitoredBarrier")
+_ASK = re.compile(r"send/recv from rank (\d+)")
+_ANY_RANK = re.compile(r"\brank\s*\d+", re.I)
+
+
+def barrier_named_ranks(message: str) -> list[int]:
+    """The ranks a monitored_barrier error names: those that did not arrive (rank 0's view),
+    else the rank whose logs it points to (the others' view); [] when it names none."""
+    missing = _MISSING.search(message)
+    if missing:
+        return [int(part) for part in re.findall(r"\d+", missing.group(1))]
+    ask = _ASK.search(message)
+    return [int(ask.group(1))] if ask else []
+
+
+def names_a_rank(message: str) -> bool:
+    """Whether an error's text names any rank (gloo's plain timeouts do not)."""
+    return bool(_ANY_RANK.search(message))
+
+
+def real_plan(p: dict[str, Any]) -> RealPlan:
+    """The agents' settings and the workers' spec (also for one node on a real machine)."""
+    agent = AgentSpec(WORKER, max_restarts=p["max_restarts"], join_timeout_s=10)
+    worker = {
+        "steps": p["steps"],
+        "pg_timeout_s": p["pg_timeout_s"],
+        "monitored_barrier": p["monitored_barrier"],
+    }
+    by_hand = (
+        f"after step {p['cut_after_step']}, drop node 1's traffic to node 0 "
+        "(e.g. `iptables -A INPUT -s NODE0 -j DROP` on node 1) and read the events"
+    )
+    return RealPlan(agent, worker, by_hand)
 
 
 def drive(run: LabContext) -> None:
@@ -25,8 +63,8 @@ def drive(run: LabContext) -> None:
     if p["cut_after_step"] >= p["steps"] - 1:
         raise LabError(f"cut_after_step {p['cut_after_step']} must be below steps - 1")
     run.plan(1)
-    agent = AgentSpec(WORKER, max_restarts=p["max_restarts"], join_timeout_s=10)
-    worker = {"steps": p["steps"], "pg_timeout_s": p["pg_timeout_s"]}
+    plan = real_plan(p)
+    agent, worker = plan.agent, plan.worker
     cut = p["cut_after_step"]
     with cluster_lab(run, agent, worker) as lab:
         if lab.cluster.mode != "netns":
@@ -92,4 +130,37 @@ def drive(run: LabContext) -> None:
         ends[1] == "running",
         f"node 1's agent, cut off from the store: {ends[1]} "
         f"{p['agent_wait_s']:g} s after node 0's agent ended",
+    )
+    _report_barrier(run, events, cut_at)
+
+
+def _report_barrier(run: LabContext, events: list[dict[str, Any]], cut_at: float) -> None:
+    """What monitored_barrier said after the all_reduce timed out, against the plain error."""
+    start = first_event(events, "start", node=1, attempt=0)
+    cut_off = start["rank"] if start else None
+    run.observe("cut_off_rank", cut_off)
+    named: dict[int, list[int]] = {}
+    for node in range(NODES):
+        barrier = first_event(events, "barrier_error", node=node, attempt=0)
+        plain = first_event(events, "collective_error", node=node, attempt=0)
+        named[node] = barrier_named_ranks(barrier["message"]) if barrier else []
+        shown = ", ".join(str(rank) for rank in named[node])
+        run.observe(f"barrier_named.node{node}", shown if barrier else None)
+        run.observe(f"barrier_message.node{node}", barrier["message"][:200] if barrier else None)
+        run.observe(
+            f"barrier_error_s.node{node}", round(barrier["time"] - cut_at, 3) if barrier else None
+        )
+        run.observe(
+            f"all_reduce_named_a_rank.node{node}", names_a_rank(plain["message"]) if plain else None
+        )
+    plain0 = first_event(events, "collective_error", node=0, attempt=0)
+    run.check(
+        "monitored_barrier_named_the_cut_off_rank",
+        cut_off is not None
+        and named[0] == [cut_off]
+        and plain0 is not None
+        and not names_a_rank(plain0["message"]),
+        f"node 0's monitored_barrier named rank(s) {named[0] or 'none'}; the cut-off rank is "
+        f"{cut_off}; its plain all_reduce error named "
+        f"{'a rank' if plain0 and names_a_rank(plain0['message']) else 'none'}",
     )

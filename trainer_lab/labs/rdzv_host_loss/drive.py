@@ -4,6 +4,7 @@ both ranks passed kill_after_step, then times how node 1's agent ends."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from trainer_lab.cluster.agents import AgentSpec
 from trainer_lab.cluster.lab_run import (
@@ -16,7 +17,19 @@ from trainer_lab.cluster.lab_run import (
     last_error_line,
     last_step,
 )
+from trainer_lab.cluster.real_nodes import RealPlan
 from trainer_lab.context import LabContext, LabError
+
+
+def real_plan(p: dict[str, Any]) -> RealPlan:
+    """The agents' settings and the workers' spec (also for one node on a real machine)."""
+    agent = AgentSpec(
+        WORKER, min_nodes=1, max_restarts=p["max_restarts"], join_timeout_s=p["join_timeout_s"]
+    )
+    by_hand = (
+        f"kill -9 node {p['kill_node']}'s torchrun process group after step {p['kill_after_step']}"
+    )
+    return RealPlan(agent, {"steps": p["steps"]}, by_hand)
 
 
 def drive(run: LabContext) -> None:
@@ -26,11 +39,9 @@ def drive(run: LabContext) -> None:
     run.plan(1)
     victim = p["kill_node"]
     survivor = 1 - victim
-    agent = AgentSpec(
-        WORKER, min_nodes=1, max_restarts=p["max_restarts"], join_timeout_s=p["join_timeout_s"]
-    )
+    plan = real_plan(p)
     kill = p["kill_after_step"]
-    with cluster_lab(run, agent, {"steps": p["steps"]}, loopback=p["loopback"]) as lab:
+    with cluster_lab(run, plan.agent, plan.worker, loopback=p["loopback"]) as lab:
         lab.wait_for(
             lambda: min(last_step(lab.events(), node) for node in range(NODES)) >= kill,
             f"both nodes to pass step {kill}",
