@@ -3,14 +3,18 @@ environment; small decks and clocks for the tests that need them."""
 
 from __future__ import annotations
 
+import inspect
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 
 from tests.support.clocks import Clock
+from tests.support.pilot import steady_cursors
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -93,3 +97,32 @@ def write_deck(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
+    """pytest-textual-snapshot's comparison, with every cursor held still before the
+    screenshot: whatever a test's `run_before` does, the blink phase of a focused input or text
+    area never decides whether a snapshot matches (a loaded CI worker took one in the off
+    phase). Keys in `press` are sent before the cursors are steadied, as the plugin would."""
+
+    def compare(
+        app: Any,
+        press: Iterable[str] = (),
+        terminal_size: tuple[int, int] = (80, 24),
+        run_before: Callable[[Pilot], Any] | None = None,
+        **options: Any,
+    ) -> bool:
+        async def then_steady(pilot: Pilot) -> None:
+            if run_before is not None:
+                result = run_before(pilot)
+                if inspect.isawaitable(result):
+                    await result
+            await pilot.pause()
+            await pilot.press(*press)
+            steady_cursors(pilot.app)
+            await pilot.pause()
+
+        return snap_compare(app, terminal_size=terminal_size, run_before=then_steady, **options)
+
+    return compare

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import RadioButton, Static, TextArea
+from textual.widgets import Input, RadioButton, Static, TextArea
 
 from drill.tui.plain import PlainNotices
 
@@ -97,6 +97,9 @@ async def settle(pilot: Pilot) -> None:
     """Workers (the app's heavy load) done and the screen idle: ready for a snapshot."""
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+    await until(pilot, lambda: not any(w.is_running for w in pilot.app.workers))
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 async def start_review(pilot: Pilot) -> None:
@@ -114,8 +117,13 @@ async def reveal(pilot: Pilot) -> None:
 
 
 def steady_cursors(app: App[Any]) -> None:
-    """Stop every text area's cursor blinking, visible where focused: a snapshot taken on a
-    loaded machine must not depend on where the blink timer was."""
+    """Stop every text area's and input's cursor blinking, visible where focused: a snapshot
+    taken on a loaded machine must not depend on where the blink timer was (a 0.5 s timer: on a
+    busy machine the screenshot can land in either phase)."""
+    for field in app.screen.query(Input):
+        field.cursor_blink = False  # Input's watcher pauses the timer and shows the cursor
+        field._cursor_visible = True  # also before the timer exists (not yet mounted)
+        field.refresh()
     for area in app.screen.query(TextArea):
         area.cursor_blink = False
         # TextArea caches rendered lines under the same key for "blinking, in the off phase"

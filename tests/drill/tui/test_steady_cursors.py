@@ -4,7 +4,7 @@ focused area's cursor is drawn whatever phase the blink timer was in."""
 from __future__ import annotations
 
 from textual.app import App, ComposeResult
-from textual.widgets import TextArea
+from textual.widgets import Input, TextArea
 
 from tests.support.pilot import run_async, screen_text, steady_cursors
 
@@ -34,3 +34,27 @@ async def test_the_cursor_is_drawn_after_a_render_in_the_blink_off_phase() -> No
         steady_cursors(app)
         await pilot.pause()
         assert area.has_focus and cursor_cells(app) == 1
+
+
+class OneInput(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="tags", id="field")
+
+
+@run_async
+async def test_an_inputs_cursor_is_drawn_whatever_phase_the_blink_was_in() -> None:
+    """The study form's snapshot failed in CI once: its focused input was captured in the blink
+    timer's off phase. Steadied, the cursor is drawn and stays drawn."""
+    app = OneInput()
+    async with app.run_test(size=(30, 5)) as pilot:
+        field = app.query_one(Input)
+        field.focus()
+        await pilot.pause()
+        drawn = app.export_screenshot()
+        field._cursor_visible = False  # the off phase
+        await pilot.pause()
+        assert app.export_screenshot() != drawn
+        steady_cursors(app)
+        await pilot.pause()
+        assert app.export_screenshot() == drawn
+        assert not field.cursor_blink
