@@ -10,6 +10,7 @@ import random
 from dataclasses import dataclass
 
 from drill.decks.models import Card
+from drill.decks.numbers import fresh_instance, shown_text
 from drill.mock.models import CardPick, RoundDef
 
 MASTERED_STABILITY_DAYS = 21.0  # FSRS stability at which a card counts as known well
@@ -64,6 +65,13 @@ def _choose(
     return chosen
 
 
+def _front(card: Card, rng: random.Random) -> str:
+    """The prompt a card asks: a numbers card's front with one drawing filled in (drawn from the
+    round's own generator, so a seeded round asks the same numbers), never its raw `{names}`."""
+    instance = fresh_instance(card, seed=rng.randrange(2**31)) if card.numbers else None
+    return shown_text(card.front, instance).strip()
+
+
 def plan_round(
     definition: RoundDef,
     cards: list[CardEntry],
@@ -100,7 +108,7 @@ def plan_round(
                     PlannedPrompt(
                         index,
                         f"card:{entry.card.id}",
-                        entry.card.front.strip(),
+                        _front(entry.card, rng),
                         tuple(entry.card.rubric),
                         entry.card.id,
                         entry.deck_id,

@@ -4,12 +4,13 @@ import random
 
 import pytest
 
+from drill.decks.loader import load_decks
 from drill.mock.errors import MockError
 from drill.mock.loader import find_round, list_rounds, load_round_file
 from drill.mock.models import RoundDef
 from drill.mock.round import scaled_budgets
 from drill.mock.rubric_bands import AGAIN, HARD, band, feedback_rating
-from drill.mock.selection import plan_round
+from drill.mock.selection import CardEntry, plan_round
 from tests.support.mock_rounds import CARDS, card, tiny_round
 
 
@@ -93,3 +94,20 @@ def test_bands_and_feedback_ratings():
     assert feedback_rating([True, False]) == HARD
     assert feedback_rating([True, False, False]) == AGAIN
     assert feedback_rating([False, False]) == AGAIN
+
+
+def test_a_numbers_card_is_asked_with_one_drawing_filled_in_never_its_raw_names():
+    """A numbers card picked by a round (a phase tag on it) shows values, as review does; the
+    drawing comes from the round's generator, so a seeded round asks the same numbers."""
+    bundled = {c.id: c for loaded in load_decks([]).decks for c in loaded.deck.cards}
+    numbers = bundled["num-training-cost"]
+    assert "{params_b}" in numbers.front
+    entry = CardEntry("estimates", numbers.model_copy(update={"tags": ["phase-pushback"]}))
+    fronts = set()
+    for seed in range(8):
+        planned = plan_round(tiny_round(), [entry], rng=random.Random(seed))
+        assert planned[1].card_id == "num-training-cost"
+        assert "{" not in planned[1].text and "TFLOP/s" in planned[1].text
+        assert planned[1].text == plan_round(tiny_round(), [entry], rng=random.Random(seed))[1].text
+        fronts.add(planned[1].text)
+    assert len(fronts) > 1  # each round draws anew
