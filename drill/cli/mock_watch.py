@@ -12,7 +12,7 @@ import argparse
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,10 +116,16 @@ class _Screen:
 def cmd_watch(args: argparse.Namespace) -> int:
     session = _session(args.round)
     with contextlib.ExitStack() as stack:
-        return _watch(session, _services(args, stack), args.confirm, args.do_not_rate)
+        return _watch(session, _services(args, stack), args.confirm, args.do_not_rate, args.flip)
 
 
-def _watch(session: Any, services: Any, confirm: bool = False, skip: bool = False) -> int:
+def _watch(
+    session: Any,
+    services: Any,
+    confirm: bool = False,
+    skip: bool = False,
+    flips: Sequence[str] = (),
+) -> int:
     from drill.cli.mock_rate import decide_in_terminal
     from drill.mock.coding.watch import RoundWatch
 
@@ -152,7 +158,7 @@ def _watch(session: Any, services: Any, confirm: bool = False, skip: bool = Fals
     if screen.tty or screen.shown != final:  # a plain line already said it: not twice
         screen.line(final)
     if services is not None:
-        decide_in_terminal(services, session, confirm, skip)
+        decide_in_terminal(services, session, confirm, skip, flips=flips)
     say(f"Report: drill mock report coding {session.round_id} --md")
     return 0
 

@@ -8,6 +8,7 @@ least half Hard, fewer Again. A card several entries link gets the lowest of the
 
     checklist = RatingChecklist(entries, rate)   # rate(card_id, deck_id, rating) -> CardChange
     checklist.flip(0, 2)                         # entry 0, item 2: the person disagrees
+    checklist.flip_labelled("1.3")               # the same item as plain_lines numbers it
     outcome = checklist.confirm()                # or checklist.do_not_rate()
     outcome.lines()                              # "card: Again, due in 10 min (was due ...)"
 """
@@ -130,6 +131,17 @@ class RatingChecklist:
         target.ticked = not target.ticked
         return bool(target.ticked)
 
+    def flip_labelled(self, label: str) -> bool:
+        """Flip the item `plain_lines` labels "N.M" (entry N, item M, both from 1); its new
+        value. A label that names no item is a one-line MockError."""
+        entry, dot, item = label.strip().partition(".")
+        if not (dot and entry.isdigit() and item.isdigit()):
+            raise MockError(f"{label!r} is not an item: give N.M as the checklist numbers it")
+        e, i = int(entry) - 1, int(item) - 1
+        if not (0 <= e < len(self.entries) and 0 <= i < len(self.entries[e].items)):
+            raise MockError(f"the checklist has no item {int(entry)}.{int(item)}")
+        return self.flip(e, i)
+
     def proposed_ratings(self) -> dict[str, tuple[int, str]]:
         """Card id -> (rating, why) as the ticks stand now; the lowest rating wins, the reasons
         add up ("a failed check and a follow-up")."""
@@ -166,14 +178,18 @@ class RatingChecklist:
         return self.outcome
 
     def plain_lines(self) -> list[str]:
-        """The checklist as text, for the CLI: '[x] item' per item, then the ratings it gives."""
+        """The checklist as text, for the CLI: '[x] N.M item' per item (the label
+        `flip_labelled` takes; "(flipped)" where the person changed the proposal), then the
+        ratings it gives."""
         lines = []
         for number, entry in enumerate(self.entries, 1):
             lines.append(f"{number}. {entry.title}")
             if not entry.answered:
                 lines.append("   (not answered: rates nothing)")
-            for item in entry.items:
-                lines.append(f"   [{'x' if item.ticked else ' '}] {item.text}")
+            for index, item in enumerate(entry.items, 1):
+                flipped = " (flipped)" if item.flipped else ""
+                tick = "x" if item.ticked else " "
+                lines.append(f"   [{tick}] {number}.{index} {item.text}{flipped}")
         ratings = self.proposed_ratings()
         lines.append("Ratings on confirm:" if ratings else "Ratings on confirm: none")
         for card, (rating, why) in ratings.items():

@@ -70,6 +70,20 @@ def test_plain_lines_show_every_tick_and_the_ratings_confirm_would_give() -> Non
     checklist = RatingChecklist(entries(), None)
     checklist.flip(0, 1)
     text = "\n".join(checklist.plain_lines())
-    assert "   [ ] a\n   [x] b\n   [ ] c" in text
+    assert "   [ ] 1.1 a\n   [x] 1.2 b (flipped)\n   [ ] 1.3 c" in text
     assert "(not answered: rates nothing)" in text
     assert "  llm-zero-stages: Again (a follow-up and a failed check)" in text
+
+
+def test_an_item_is_flipped_by_the_label_the_text_numbers_it_with() -> None:
+    checklist = RatingChecklist(entries(), None)
+    before = checklist.proposed_ratings()
+    assert checklist.flip_labelled("1.2") is True
+    assert checklist.entries[0].items[1].ticked and checklist.entries[0].items[1].flipped
+    assert "[x] 1.2 b (flipped)" in "\n".join(checklist.plain_lines())
+    assert checklist.flip_labelled(" 1.2 ") is False  # flipped back: the proposal again
+    assert checklist.proposed_ratings() == before
+    for label, said in [("9.1", "no item 9.1"), ("1.9", "no item 1.9"), ("0.1", "no item 0.1"),
+                        ("1", "not an item"), ("a.b", "not an item"), ("1.-1", "not an item")]:
+        with pytest.raises(MockError, match=said):
+            checklist.flip_labelled(label)
