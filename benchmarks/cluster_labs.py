@@ -20,7 +20,14 @@ from pathlib import Path
 from trainer_lab.api import run_lab
 from trainer_lab.cluster.network import bring_up
 
-LABS = ("node-loss", "rdzv-host-loss", "partition", "per-node-state", "restart-accounting")
+LABS = (
+    "node-loss",
+    "rdzv-host-loss",
+    "partition",
+    "per-node-state",
+    "restart-accounting",
+    "slow-link",
+)
 
 
 def cluster_setup(repeat: int) -> tuple[str, float, float]:

@@ -47,6 +47,7 @@ def test_the_cluster_labs_run_on_two_nodes_and_the_others_on_one() -> None:
         "partition",
         "per-node-state",
         "restart-accounting",
+        "slow-link",
     )
     for name in cluster_labs:
         assert lab_nodes(get_lab(name)) == 2
