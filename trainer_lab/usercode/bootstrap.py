@@ -112,10 +112,11 @@ def main(argv: list[str]) -> int:
 
     recorder = Recorder(observe_dir, rank, dict(os.environ))
     recorder.install()
-    FsWatch(recorder, dict(os.environ)).install()
+    watch = FsWatch(recorder, dict(os.environ))
+    watch.install()
     from trainer_lab.usercode.sigterm import install_term_fault
 
-    term = install_term_fault(recorder, dict(os.environ))  # outermost torch.save wrapper
+    term = install_term_fault(recorder, dict(os.environ), watch)  # outermost torch.save wrapper
     if os.environ.get(protocol.PROBES_ENV):
         from trainer_lab.usercode.probes import Probes
 

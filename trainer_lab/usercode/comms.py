@@ -24,17 +24,26 @@ from trainer_lab.usercode.protocol import FR_BUFFER
 # took 15 ms on a loaded 2-core machine, of 1000 94 ms); a step whose window fills it is not
 # judged (its oldest collectives may be gone).
 FR_BUFFER_ENV = "TORCH_FR_BUFFER_SIZE"
+MAX_REDUCES = 64  # reducing collectives listed per step
 
 
 def _elements(sizes: Any) -> int:
     return sum(prod(size) for size in sizes or () if isinstance(size, list | tuple))
 
 
-def collectives(since_ns: int) -> tuple[int, int] | None:
+def _reduces(name: object) -> bool:
+    """A collective that sums a tensor over the ranks: FSDP2's gradient reduce-scatter (an
+    all_reduce of the padded flat gradient on gloo, which has no reduce-scatter of its own)."""
+    return isinstance(name, str) and ("all_reduce" in name or "reduce_scatter" in name)
+
+
+def collectives(since_ns: int, reduces: list[int] | None = None) -> tuple[int, int] | None:
     """(collectives, elements sent) created after `since_ns` (time.time_ns) in this process:
     the elements of each collective's inputs (a reduce-scatter's whole input); elements -1 when
     the window filled the ring (too many collectives to tell what they sent). None: torch has no
-    flight recorder to ask. (The pickle is torch's own, made in this process by the call.)"""
+    flight recorder to ask. (The pickle is torch's own, made in this process by the call.)
+    `reduces`, when given, gets the input elements of each reducing collective (all_reduce,
+    reduce_scatter), in order, at most MAX_REDUCES."""
     try:
         from torch._C._distributed_c10d import _dump_fr_trace
 
@@ -48,6 +57,12 @@ def collectives(since_ns: int) -> tuple[int, int] | None:
             continue
         count += 1
         elements += _elements(entry.get("input_sizes"))
+        if (
+            reduces is not None
+            and len(reduces) < MAX_REDUCES
+            and _reduces(entry.get("profiling_name"))
+        ):
+            reduces.append(_elements(entry.get("input_sizes")))
     if count >= int(os.environ.get(FR_BUFFER_ENV) or FR_BUFFER):
         return count, -1  # the whole ring is this step's: older collectives of it may be gone
     return count, elements
@@ -97,9 +112,17 @@ class CommWatch:
         if torch._C._current_graph_task_id() == -1:  # not inside a backward
             self.forward_end_ns = time.time_ns()
 
-    def since_forward(self) -> dict[str, int] | None:
+    def since_forward(self) -> dict[str, Any] | None:
         """{"ops", "elements", "rows"}: the collectives issued since the last forward ended, and
-        the samples forwarded since the last call (None: collectives unknown)."""
+        the samples forwarded since the last call (None: collectives unknown); "reduces": the
+        input elements of each all_reduce / reduce_scatter among them, when there were any (a
+        per-block FSDP2 backward reduces each block's gradient on its own)."""
         rows, self._rows = self._rows, 0
-        seen = collectives(self.forward_end_ns)
-        return None if seen is None else {"ops": seen[0], "elements": seen[1], "rows": rows}
+        reduces: list[int] = []
+        seen = collectives(self.forward_end_ns, reduces)
+        if seen is None:
+            return None
+        found: dict[str, Any] = {"ops": seen[0], "elements": seen[1], "rows": rows}
+        if reduces:
+            found["reduces"] = reduces
+        return found

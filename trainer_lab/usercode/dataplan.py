@@ -35,6 +35,10 @@ class DataPlan:
     poison_window: int = 0  # its checkpoint interval
     read_wait_s: float = 0.0  # each read waits this long first (known_work.py)
     step_wait_s: float = 0.0  # each optimizer step waits this long (known_work.py)
+    pad_id: int | None = None  # drill_data.PAD_ID in this launch (None: the module's)
+    # (low, high, value): an nn.Embedding reads every id outside [low, high) as value
+    # (token_remap.py; None: no remap)
+    token_remap: tuple[int, int, int] | None = None
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

@@ -8,7 +8,8 @@
   record: creating an empty file is atomic, so it is never torn nor counted among the save's
   writes. Every `torch.save` to a path there is a "write" record. `os.fsync` / `os.fdatasync` of
   such a file (or of the dir) is an "fsync" record. A save that serializes into a BytesIO and
-  writes the bytes itself is seen like a `torch.save` to the path;
+  writes the bytes itself is seen like a `torch.save` to the path; `on_write`, when set, is called
+  as each watched file with bytes is closed (sigterm.py's second SIGTERM comes there);
 - the tear fault: after optimizer step N, the K-th file with bytes this rank writes into the dir
   is cut to half the bytes written as it is closed (or half the serialized bytes of a
   `torch.save`), fsynced, and the process SIGKILLed, as a crash in the middle of that file would
@@ -18,6 +19,10 @@
   what differed (the LR, the moments). State entries that are not dicts (None: the entries of
   the parameters a ZeroRedundancyOptimizer rank does not own, after load_state_dict) hold no
   state.
+Every record carries `origin`: the optimizer step count when the work writing it began (an
+asynchronous save's files, written while the next step runs, belong to the step that started
+it: origin.py); a file torch.distributed.checkpoint itself opened (its own frames on the stack)
+is marked `dcp`.
 Records go to the recorder's files with its single-write appends.
 """
 
@@ -28,7 +33,9 @@ import contextlib
 import io
 import os
 import signal
+import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +46,7 @@ from torch.optim.optimizer import (
     register_optimizer_step_pre_hook,
 )
 
-from trainer_lab.usercode import protocol
+from trainer_lab.usercode import origin, protocol
 from trainer_lab.usercode.recorder import Recorder, summarize
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -47,6 +54,20 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 def _writes(mode: object) -> bool:
     return isinstance(mode, str) and any(c in mode for c in "wax+")
+
+
+_DCP_SOURCE = os.path.join("torch", "distributed", "checkpoint", "")
+
+
+def _opened_by_dcp() -> bool:
+    """Whether torch.distributed.checkpoint's own code is on this thread's stack (its storage
+    writer opening a shard or its .metadata), not the script writing a file of that name."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if _DCP_SOURCE in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
 
 
 @dataclass
@@ -57,6 +78,7 @@ class _Open:
     how: str
     start: int  # its size when opened (an append adds after it)
     append: bool
+    dcp: bool = False  # opened by torch.distributed.checkpoint's code
 
 
 class _Watched:
@@ -110,12 +132,16 @@ class FsWatch:
         # NamedTemporaryFile) finds its file watched already, by the os.open
         self._recorded = threading.local()
         self._pending: dict[str, Any] | None = None  # the optimizer record of the open step
+        # called as a watched file with bytes is closed (fd, path, where its bytes start, its
+        # size), after its record: sigterm.py's second SIGTERM midway through a save
+        self.on_write: Callable[[int, str, int, int], None] | None = None
 
     def install(self) -> None:
         register_optimizer_step_pre_hook(self._on_pre_step)
         register_optimizer_step_post_hook(self._on_post_step)
         if self.ckpt_dir is None:
             return
+        origin.install(lambda: self.rec.pstep)
         self._wrap_open()
         self._wrap_os()
         self._wrap_save()
@@ -133,6 +159,7 @@ class FsWatch:
             "event": event,
             "path": self.rec._relative(path),
             "pstep": self.rec.pstep,
+            "origin": origin.origin(self.rec.pstep),
             "pid": os.getpid(),
             **extra,
         }
@@ -155,7 +182,7 @@ class FsWatch:
     def opened(self, fd: int, path: str, how: str, append: bool) -> None:
         """Watch a file opened for writing in the dir until `closing` sees it closed."""
         self._recorded.n = self.recorded() + 1
-        self._open_fds[fd] = _Open(path, how, os.fstat(fd).st_size, append)
+        self._open_fds[fd] = _Open(path, how, os.fstat(fd).st_size, append, _opened_by_dcp())
 
     def recorded(self) -> int:
         """Files this thread opened for writing in the dir so far."""
@@ -170,17 +197,20 @@ class FsWatch:
         end = os.fstat(fd).st_size
         start = entry.start if entry.append else 0
         written = end - start
+        by = {"dcp": True} if entry.dcp else {}
         if written <= 0:
-            self._event("create", entry.path, how=entry.how)
+            self._event("create", entry.path, how=entry.how, **by)
             return
         tear = self._counts()
         nth = self.writes_after if tear else None
-        self._event("write", entry.path, how=entry.how, bytes=written, nth=nth)
+        self._event("write", entry.path, how=entry.how, bytes=written, nth=nth, **by)
         if tear:
             kept = start + written // 2
             os.ftruncate(fd, kept)
             os.fsync(fd)
             self._torn(entry.path, kept, end)
+        elif self.on_write is not None:
+            self.on_write(fd, entry.path, start, end)
 
     def _watched(self, f: Any) -> Any:
         """f, watched until closed when its fd is a watched file's."""
@@ -232,9 +262,11 @@ class FsWatch:
             return fd
 
         def watched_os_close(fd: int) -> None:
-            if fd in watch._open_fds:
-                watch.closing(fd)
-            os_close(fd)
+            try:
+                if fd in watch._open_fds:
+                    watch.closing(fd)
+            finally:
+                os_close(fd)
 
         os.open = watched_os_open
         os.close = watched_os_close

@@ -65,10 +65,12 @@ class Faults:
     tear_write: int = 1
     tear_rank: int | None = None
     # preemption (sigterm.py): SIGTERM to every rank after step term_after_step, rank term_first
-    # first; term_again_during_save: a second one midway through the save that follows
+    # first, the others at their first action after step term_after_step + term_late_by;
+    # term_again_during_save: a second one midway through the save that follows
     term_after_step: int | None = None
     term_first: int = 0
     term_again_during_save: bool = False
+    term_late_by: int = 0
 
     def env(self) -> dict[str, str]:
         env: dict[str, str] = {}
@@ -77,6 +79,8 @@ class Faults:
             env[protocol.TERM_FIRST_ENV] = str(self.term_first)
             if self.term_again_during_save:
                 env[protocol.TERM_AGAIN_ENV] = "1"
+            if self.term_late_by:
+                env[protocol.TERM_LATE_BY_ENV] = str(self.term_late_by)
         if self.tear_write_after is not None:
             env[protocol.TEAR_WRITE_AFTER_ENV] = str(self.tear_write_after)
             env[protocol.TEAR_WRITE_ENV] = str(self.tear_write)

@@ -17,13 +17,17 @@ TEAR_WRITE_ENV = "DRILL_TEAR_WRITE"
 TEAR_RANK_ENV = "DRILL_TEAR_RANK"
 # Preemption (sigterm.py): SIGTERM to every rank, as a scheduler's notice: rank TERM_FIRST_ENV
 # gets it right after its optimizer step N (TERM_AFTER_ENV), every other rank at its first
-# observed action after its step N (a dataset read, a collective, an optimizer step, a checkpoint
-# write, or the script's end): a step later than the first where a rank does not stop. With
-# TERM_AGAIN_ENV (any value) a second SIGTERM comes midway through each rank's first
-# torch.save into the checkpoint dir after its first (half the bytes written).
+# observed action after its step N + TERM_LATE_BY_ENV (0 when unset; a dataset read, a collective,
+# an optimizer step, a checkpoint write, or the script's end): a step or more later than the first
+# where a rank does not stop. With TERM_AGAIN_ENV (any value) a second SIGTERM comes midway through
+# each rank's first write into the checkpoint dir after its first (half the bytes on disk), by
+# whatever means it writes (torch.save to a path, a file object, os.write).
 TERM_AFTER_ENV = "DRILL_TERM_AFTER_STEP"
 TERM_FIRST_ENV = "DRILL_TERM_FIRST_RANK"
 TERM_AGAIN_ENV = "DRILL_TERM_AGAIN_DURING_SAVE"
+TERM_LATE_BY_ENV = "DRILL_TERM_LATE_BY_STEPS"
+# how a term record's "why" starts for the second SIGTERM, sent midway through a save
+TERM_DURING_SAVE = "during the save"
 # Which samples the given dataset serves (dataplan.DataPlan as JSON): the seed the grader drew for
 # this launch, and for a reference or a relaunch the run whose fetches decide what is served. The
 # bootstrap reads it and removes it (with the other variables of this protocol, for a coding-round

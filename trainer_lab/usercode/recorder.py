@@ -34,6 +34,7 @@ from trainer_lab.usercode import protocol
 from trainer_lab.usercode.comms import CommWatch
 from trainer_lab.usercode.dataplan import DataPlan, SampleServer
 from trainer_lab.usercode.known_work import slow_reads, wait
+from trainer_lab.usercode.origin import origin
 
 SAMPLE = 64  # values per strided sample
 FULL_FLAT_MAX = 2_000_000  # above this many parameters the update size comes from the sample
@@ -122,7 +123,7 @@ class Recorder:
         self.step_wait_s = 0.0  # each outermost optimizer step waits this long (watch_dataset)
         # several ranks: the collectives between each forward and optimizer step (comms.py)
         self.comms = CommWatch() if int(env.get("WORLD_SIZE", "1") or 1) > 1 else None
-        self._step_comm: dict[str, int] | None = None
+        self._step_comm: dict[str, Any] | None = None
 
     # -- writing -------------------------------------------------------------------------------
     def write(self, name: str, record: dict[str, Any]) -> None:
@@ -152,6 +153,12 @@ class Recorder:
         server = SampleServer(plan or DataPlan(seed=0), self.rank, world)
         if plan is not None and plan.batch_size:
             module.BATCH_SIZE = plan.batch_size
+        if plan is not None and plan.pad_id is not None:
+            module.PAD_ID = plan.pad_id
+        if plan is not None and plan.token_remap:
+            from trainer_lab.usercode.token_remap import remap_padding
+
+            remap_padding(*plan.token_remap)
         draw = module._sample
 
         def _fetch(index: int) -> Any:
@@ -244,7 +251,13 @@ class Recorder:
                 rel = recorder._relative(path)  # type: ignore[arg-type]
                 recorder.write(
                     protocol.saves_file(recorder.rank),
-                    {"event": "save", "path": rel, "pstep": recorder.pstep, "pid": os.getpid()},
+                    {
+                        "event": "save",
+                        "path": rel,
+                        "pstep": recorder.pstep,
+                        "origin": origin(recorder.pstep),
+                        "pid": os.getpid(),
+                    },
                 )
             return result
 
@@ -292,6 +305,7 @@ class Recorder:
                             "src": recorder._relative(os.fspath(src)),
                             "path": recorder._relative(target),
                             "pstep": recorder.pstep,
+                            "origin": origin(recorder.pstep),
                             "pid": os.getpid(),
                         },
                     )

@@ -2,13 +2,22 @@
 midway through the save that follows (protocol.TERM_*_ENV).
 
 Rank `first` gets SIGTERM right after its optimizer step N. Every other rank gets it at its first
-observed action after its own step N: a dataset read, a torch.distributed call, an optimizer step,
-a torch.save into the checkpoint dir, or the script's end. A signal that lands on every rank at
-one instant finds them at different points of a step; here the late ranks' point is fixed: a rank
-that stops on its own flag, without agreeing with the others, stops a step later than the first.
+observed action after its own step N + late_by: a dataset read, a torch.distributed call, an
+optimizer step, a write into the checkpoint dir, or the script's end (a rank that ends before
+that step never gets it). A signal that lands on every rank at one instant finds them at
+different points of a step, and a scheduler's notices reach the nodes at different times; here
+the late ranks' point is fixed per launch: a rank that stops on its own flag, without agreeing
+with the others, stops a step or more later than the first, and late_by varies how much.
 Each SIGTERM sent is recorded first (protocol.term_file: pstep, time, why), so a rank that dies of
 it (no handler) leaves the record. The signal is sent by the rank to itself, from the main
 thread: a Python handler runs at once, before the action goes on.
+
+The second SIGTERM (`again`) comes during each rank's first write into the checkpoint dir after
+its first SIGTERM, whatever writes it: a torch.save to a path (half the serialized bytes at the
+path, then the signal), or any file fswatch.py watches (open(), a file object torch.save or
+np.save writes into, os.open + os.write, DCP's files): as it is closed, it is cut to half its
+bytes, fsynced, and the signal sent. A handler that returns lets the write go on (the bytes come
+back whole); one that exits, or none, leaves the half.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from torch.optim.optimizer import (
 )
 
 from trainer_lab.usercode import protocol
+from trainer_lab.usercode.fswatch import FsWatch
 from trainer_lab.usercode.recorder import Recorder, _inside, _target
 
 # the torch.distributed calls that are a late rank's next action (the agreement goes through one)
@@ -46,14 +56,25 @@ COLLECTIVES = (
 
 
 class TermFault:
-    def __init__(self, recorder: Recorder, after_step: int, first: int, again: bool) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        after_step: int,
+        first: int,
+        again: bool,
+        late_by: int = 0,
+        watch: FsWatch | None = None,
+    ) -> None:
         self.rec = recorder
         self.after_step = after_step
         self.first = recorder.rank == first
         self.again = again
+        self.late_by = late_by  # the late ranks' signal: after their step after_step + late_by
+        self.watch = watch
         self.sent = 0  # SIGTERMs sent so far (at most 2)
 
     def install(self) -> None:
+        self.hook_writes()
         register_optimizer_step_post_hook(self._on_post_step)
         register_optimizer_step_pre_hook(lambda *_: self.late("optimizer step"))
         on_fetch = self.rec.on_fetch
@@ -82,7 +103,8 @@ class TermFault:
 
     def late(self, why: str) -> None:
         """A late rank's observed action: its SIGTERM, once, after its step N."""
-        if not self.first and not self.sent and self.rec.pstep >= self.after_step:
+        late_step = self.after_step + self.late_by
+        if not self.first and not self.sent and self.rec.pstep >= late_step:
             self._send(f"{why} after step {self.rec.pstep}")
 
     def at_end(self) -> None:
@@ -112,6 +134,31 @@ class TermFault:
 
         torch.save = save
 
+    def hook_writes(self) -> None:
+        """Every file the watch sees written into the checkpoint dir: a late rank's action, and
+        the place of the second SIGTERM."""
+        if self.watch is not None:
+            self.watch.on_write = self._on_write
+
+    def _on_write(self, fd: int, path: str, start: int, end: int) -> None:
+        """A file with bytes written into the checkpoint dir is being closed (fswatch.py)."""
+        self.late("checkpoint write")
+        if self.again and self.sent == 1:
+            self._cut_then_term(fd, path, start, end)
+
+    def _cut_then_term(self, fd: int, path: str, start: int, end: int) -> None:
+        """The file at `fd` cut to half the bytes this write added, then the second SIGTERM: a
+        process that dies of it, or whose handler raises (sys.exit), leaves the half; when the
+        handler returns, the write goes on and the bytes are whole again."""
+        keep = start + (end - start) // 2
+        with io.FileIO(f"/proc/self/fd/{fd}", "r") as source:  # `fd` may be write-only
+            source.seek(keep)
+            tail = source.read(end - keep)
+        os.ftruncate(fd, keep)
+        os.fsync(fd)
+        self._send(f"{protocol.TERM_DURING_SAVE} of {self.rec._relative(path)}")
+        os.pwrite(fd, tail, keep)
+
     def _half_then_term(self, inner: Any, obj: Any, path: str, args: Any, kwargs: Any) -> None:
         """Half the bytes at `path`, then the second SIGTERM: a process that dies of it leaves
         them; one that handles it goes on, and the save rewrites the whole file."""
@@ -121,15 +168,20 @@ class TermFault:
         with io.FileIO(path, "w") as out:  # not through the watched open(): no save recorded
             out.write(data[: len(data) // 2])
             os.fsync(out.fileno())
-        self._send(f"during the save of {self.rec._relative(path)}")
+        self._send(f"{protocol.TERM_DURING_SAVE} of {self.rec._relative(path)}")
 
 
-def install_term_fault(recorder: Recorder, env: dict[str, str]) -> TermFault | None:
-    """The preemption fault this launch asks for (protocol.TERM_AFTER_ENV), installed."""
+def install_term_fault(
+    recorder: Recorder, env: dict[str, str], watch: FsWatch | None = None
+) -> TermFault | None:
+    """The preemption fault this launch asks for (protocol.TERM_AFTER_ENV), installed; `watch`:
+    the launch's file watch, whose writes into the checkpoint dir the second SIGTERM cuts."""
     after = env.get(protocol.TERM_AFTER_ENV)
     if not after:
         return None
     first = int(env.get(protocol.TERM_FIRST_ENV) or 0)
-    fault = TermFault(recorder, int(after), first, bool(env.get(protocol.TERM_AGAIN_ENV)))
+    again = bool(env.get(protocol.TERM_AGAIN_ENV))
+    late_by = int(env.get(protocol.TERM_LATE_BY_ENV) or 0)
+    fault = TermFault(recorder, int(after), first, again, late_by, watch)
     fault.install()
     return fault

@@ -5,7 +5,8 @@ prompt's follow-up table (the questions a failed check or a phase that held lead
     entry = round_prompt("eval"); entry.title, entry.minutes, entry.phases, entry.followups.failed
 
 "ddp" is today's round, its table drill.mock.coding.followup_table; "eval" (distributed
-evaluation) has its table here; "preemption" its own module, followups_preempt.py. Unknown
+evaluation) has its table here; "preemption" its own module, followups_preempt.py; "fsdp2"
+followups_fsdp2.py; "biotech" (a protein-sequence data pipeline) followups_biotech.py. Unknown
 names are a MockError naming the known ones.
 """
 
@@ -15,7 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from drill.mock.coding import followup_table, followups_fsdp2, followups_preempt
+from drill.mock.coding import (
+    followup_table,
+    followups_biotech,
+    followups_fsdp2,
+    followups_preempt,
+)
 from drill.mock.coding.followup_table import Template
 from drill.mock.coding.phases import CODING_PHASES, STANDARD_PHASE, CodingPhase
 from drill.mock.errors import MockError
@@ -203,6 +209,9 @@ _TABLES: dict[str, FollowupTable] = {
     "fsdp2": FollowupTable(
         followups_fsdp2.FAILED, followups_fsdp2.WHAT_IF, followups_fsdp2.WHAT_IF_ORDER
     ),
+    "biotech": FollowupTable(
+        followups_biotech.FAILED, followups_biotech.WHAT_IF, followups_biotech.WHAT_IF_ORDER
+    ),
 }
 
 # The evaluation round's time table (45 min, as its catalogue entry says): one round phase per
@@ -241,6 +250,12 @@ _ROUNDS: dict[str, dict[str, Any]] = {
         "round_phases": followups_fsdp2.PHASES,
         "talk_phases": followups_fsdp2.TALK,
         "run_args": followups_fsdp2.RUN_ARGS,
+    },
+    "biotech": {
+        "topics": followups_biotech.TOPICS,
+        "round_phases": followups_biotech.PHASES,
+        "talk_phases": followups_biotech.TALK,
+        "run_args": followups_biotech.RUN_ARGS,
     },
 }
 

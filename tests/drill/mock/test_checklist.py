@@ -83,7 +83,13 @@ def test_an_item_is_flipped_by_the_label_the_text_numbers_it_with() -> None:
     assert "[x] 1.2 b (flipped)" in "\n".join(checklist.plain_lines())
     assert checklist.flip_labelled(" 1.2 ") is False  # flipped back: the proposal again
     assert checklist.proposed_ratings() == before
-    for label, said in [("9.1", "no item 9.1"), ("1.9", "no item 1.9"), ("0.1", "no item 0.1"),
-                        ("1", "not an item"), ("a.b", "not an item"), ("1.-1", "not an item")]:
+    for label, said in [
+        ("9.1", "no item 9.1"),
+        ("1.9", "no item 1.9"),
+        ("0.1", "no item 0.1"),
+        ("1", "not an item"),
+        ("a.b", "not an item"),
+        ("1.-1", "not an item"),
+    ]:
         with pytest.raises(MockError, match=said):
             checklist.flip_labelled(label)

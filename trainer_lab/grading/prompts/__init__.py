@@ -10,7 +10,9 @@ answer as source text. "ddp" is today's round (trainer_lab.grading.contract, gra
 grader.py); "eval" is distributed evaluation (evaluation.py, graded through grader.py's
 launcher); "fsdp2" is FSDP2 first (fsdp2.py, graded the same way); "preemption" is SIGTERM on
 every rank, agreement and a bit-for-bit requeue (preemption.py, the same way, with the harness's
-SIGTERM fault). Follow-up tables live on the drill side (drill.mock.coding.catalogue).
+SIGTERM fault); "biotech" is a protein-sequence data pipeline (biotech.py: masks, a split by
+cluster, exact epochs across ranks and a resume). Follow-up tables live on the drill side
+(drill.mock.coding.catalogue).
 """
 
 from __future__ import annotations
@@ -155,11 +157,40 @@ def _preempt() -> Prompt:
     )
 
 
+def _biotech() -> Prompt:
+    from trainer_lab.grading.prompts import biotech
+
+    def grade(script: Path, out_dir: Path, phases: Any = biotech.PHASES, **options: Any) -> Any:
+        return biotech.grade_biotech(script, out_dir, phases, **options)
+
+    return Prompt(
+        id="biotech",
+        title="Biotech data pipeline",
+        minutes=45,
+        prompt=(
+            "Build the data pipeline for protein sequences: batch variable lengths with correct "
+            "masks, split train and validation by sequence cluster, and read every sequence "
+            "once per epoch across ranks, also across a restart mid-epoch."
+        ),
+        contract=biotech.CONTRACT,
+        phases=biotech.PHASES,
+        check_names=biotech.CHECK_NAMES,
+        graded=graded_rows(biotech.GRADED),
+        starter=lambda: biotech.given_file("starter.py"),
+        model_answer=lambda: biotech.given_file("train.py"),
+        second_answer=lambda: biotech.given_file("second_answer.py"),
+        dataset=lambda: biotech.given_file("drill_data.py"),
+        grade=grade,
+        lab=biotech.LAB,
+    )
+
+
 _BUILDERS: dict[str, Callable[[], Prompt]] = {
     "ddp": _ddp,
     "eval": _eval,
     "fsdp2": _fsdp2,
     "preemption": _preempt,
+    "biotech": _biotech,
 }
 PROMPT_IDS: tuple[str, ...] = tuple(_BUILDERS)
 

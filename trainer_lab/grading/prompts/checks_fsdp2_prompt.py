@@ -5,14 +5,22 @@ read, the files written into the checkpoint dir), judged against the contract (f
 The stretch phase's evidence helpers are reused: fsdp2_sharded (DTensor shards that add up to
 the model), fsdp2_learns (the step-1 gradient against one process), was_killed. A relaunch at
 another world size holds other shards, so it is compared with the uninterrupted run by the
-whole model's norm (over every rank's shard), not shard by shard."""
+whole model's norm (over every rank's shard), not shard by shard.
+
+A checkpoint's files belong to the step that started its save (the records' `origin`: an
+asynchronous save writes during the next step); a shard counts when torch.distributed.checkpoint
+itself wrote it (`dcp`), never by its name; a relaunch after a kill is expected at the newest
+checkpoint that was complete when the rank was killed (every file the uninterrupted run wrote
+for that save, also written in the killed run)."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
+from trainer_lab.files import FileRefused, read_head
 from trainer_lab.grading.stretch_evidence import was_killed
 from trainer_lab.grading.stretch_fsdp2 import _shard_norm, fsdp2_learns, fsdp2_sharded
 from trainer_lab.result import Check
@@ -25,6 +33,12 @@ from trainer_lab.usercode.verdict import check
 DATASET_SIZE = 60
 GLOBAL_BATCH = 12
 BLOCKS = 3
+HIDDEN = 24
+# a Block's parameters (LayerNorm's weight and bias, Linear's weight and bias): its FSDP2 unit
+# reduces a gradient of this many elements (padded to a multiple of W along dim 0: none at
+# W=2, 3), an all_reduce on gloo, a reduce-scatter on NCCL
+BLOCK_PARAMS = HIDDEN * HIDDEN + 3 * HIDDEN
+BLOCK_PADDING = 1.25  # the most a block's padded gradient can exceed BLOCK_PARAMS by
 # the whole model's norm after a step at W=3 against the uninterrupted W=2 run's: float32 sums
 # in another order differ by ~1e-7 relative; a lost optimizer state or another batch by far more
 NORM_TOLERANCE = 1e-5
@@ -66,28 +80,62 @@ def resumed_from(reference: ScriptRun, relaunch: ScriptRun) -> int | None:
     return min(matches)[1] if matches else None
 
 
+ROOT_ONLY = (
+    "fully_shard on the root only: the whole model is one unit, gathered whole in the forward "
+    "and reduce-scattered once (no per-block unit, no overlap, the peak memory of the unsharded "
+    "model)"
+)
+
+
+def block_reduces(comm: dict[str, Any]) -> tuple[int, int] | None:
+    """(the reduces of one Block's gradient size, the largest reduce) in a backward's
+    collectives; None when the flight recorder's ring filled (what was sent is unknown)."""
+    if comm.get("elements") == -1:
+        return None
+    sizes = [n for n in comm.get("reduces") or [] if isinstance(n, int)]
+    sized = [n for n in sizes if BLOCK_PARAMS <= n <= BLOCK_PADDING * BLOCK_PARAMS]
+    return len(sized), max(sizes, default=0)
+
+
 def per_block(run: ScriptRun) -> tuple[bool, str]:
     """Every recorded step's backward (between the end of the forward and the optimizer step)
-    issued at least BLOCKS + 1 collectives on every rank: a gradient reduce-scatter per
-    fully_shard-ed block and the root's; a root-only fully_shard issues one."""
+    issued at least BLOCKS + 1 collectives on every rank, among them a reduce of each Block's
+    gradient (BLOCK_PARAMS elements: FSDP2's reduce-scatter per fully_shard-ed block) and none
+    of several blocks' gradients at once: a root-only fully_shard reduces the whole model's
+    gradient in one collective, whatever other collectives it adds."""
     fewest: dict[int, int] = {}
+    sized: dict[int, int] = {}
+    largest: dict[int, int] = {}
     for rank in run.ranks():
-        ops = [
-            s["comm"]["ops"]
+        comms = [
+            s["comm"]
             for s in step_records(run.observe_dir, rank)
             if isinstance(s.get("comm"), dict) and isinstance(s["comm"].get("ops"), int)
         ]
-        if ops:
-            fewest[rank] = min(ops)
+        if comms:
+            fewest[rank] = min(c["ops"] for c in comms)
+        judged = [r for r in map(block_reduces, comms) if r is not None]
+        if judged:
+            sized[rank] = min(n for n, _ in judged)
+            largest[rank] = max(m for _, m in judged)
     if not fewest:
         return False, "no collectives recorded in any backward (not distributed?)"
     seen = ", ".join(f"rank {r}: {n}" for r, n in sorted(fewest.items()))
     text = f"fewest collectives in a backward {seen} (expected at least {BLOCKS + 1})"
     if min(fewest.values()) < BLOCKS + 1:
+        return False, f"{text}{CAUSE}{ROOT_ONLY}"
+    if not sized:
+        return True, text  # every backward filled the recorder's ring: sizes unknown
+    blocks = ", ".join(f"rank {r}: {n}" for r, n in sorted(sized.items()))
+    text = (
+        f"{text}; fewest reduces of one block's gradient ({BLOCK_PARAMS} elements) in a "
+        f"backward {blocks} (expected {BLOCKS}), the largest reduce {max(largest.values())} "
+        "elements"
+    )
+    if min(sized.values()) < BLOCKS or max(largest.values()) > 2 * BLOCK_PARAMS:
         return False, (
-            f"{text}{CAUSE}fully_shard on the root only: the whole model is one unit, gathered "
-            "whole in the forward and reduce-scattered once (no per-block unit, no overlap, the "
-            "peak memory of the unsharded model)"
+            f"{text}{CAUSE}no reduce-scatter of each block's gradient: {ROOT_ONLY}; the other "
+            "collectives do not carry the blocks' gradients"
         )
     return True, text
 
@@ -136,35 +184,131 @@ def sharded_checks(run: ScriptRun, one: ScriptRun, steps: int) -> list[Check]:
     ]
 
 
-def shard_files(run: ScriptRun, after_step: int) -> dict[int, list[str]]:
-    """Rank -> the files it wrote into the checkpoint dir in the save after `after_step`."""
-    found: dict[int, list[str]] = {rank: [] for rank in run.ranks()}
+def started_at(event: dict[str, Any]) -> object:
+    """The optimizer step count when the save writing this began (the step it ran at, for a
+    record without an origin)."""
+    return event.get("origin", event.get("pstep"))
+
+
+def save_writes(run: ScriptRun, after_step: int) -> dict[int, list[dict[str, Any]]]:
+    """Rank -> the files (records) it wrote with bytes in the save begun after `after_step`."""
+    found: dict[int, list[dict[str, Any]]] = {rank: [] for rank in run.ranks()}
     for event in save_events(run.observe_dir, run.ranks()):
-        if event["event"] in ("write", "save") and event.get("pstep") == after_step:
-            found.setdefault(event["rank"], []).append(str(event.get("path")))
+        if event["event"] in ("write", "save") and started_at(event) == after_step:
+            found.setdefault(event["rank"], []).append(event)
     return found
 
 
+def shard_files(run: ScriptRun, after_step: int) -> dict[int, list[str]]:
+    """Rank -> the files it wrote into the checkpoint dir in the save after `after_step`."""
+    return {r: [str(e.get("path")) for e in w] for r, w in save_writes(run, after_step).items()}
+
+
+DCP_METADATA = b"torch.distributed.checkpoint.metadata"
+
+
+def is_dcp_metadata(path: Path) -> bool:
+    """Whether the file is DCP's .metadata: a pickle of its Metadata class (read as bytes, never
+    unpickled)."""
+    try:
+        head, _ = read_head(path, 4096)
+    except (FileRefused, OSError):
+        return False
+    return head.startswith(b"\x80") and DCP_METADATA in head
+
+
 def dcp_dirs(ckpt_dir: Path) -> list[Path]:
-    """The directories under ckpt_dir that hold a DCP .metadata file."""
-    return sorted(p.parent for p in ckpt_dir.rglob(".metadata") if p.is_file())
+    """The directories under ckpt_dir that hold DCP's .metadata file."""
+    return sorted(p.parent for p in ckpt_dir.rglob(".metadata") if is_dcp_metadata(p))
+
+
+def _is_global_metadata(path: str) -> bool:
+    return Path(path).name in (".metadata", ".metadata.tmp")
 
 
 def every_rank_writes(run: ScriptRun, after_step: int) -> tuple[bool, str]:
-    files = shard_files(run, after_step)
-    shards = {r: [f for f in paths if f.endswith(".distcp")] for r, paths in files.items()}
+    """In the save after `after_step` every rank wrote a shard through torch.distributed.checkpoint
+    (a .distcp file its storage writer opened, not a file of that name from the script), one
+    rank (the coordinator) wrote DCP's .metadata, and DIR holds DCP's .metadata."""
+    writes = save_writes(run, after_step)
+    shards = {
+        r: [e for e in w if str(e.get("path")).endswith(".distcp") and e.get("dcp")]
+        for r, w in writes.items()
+    }
+    named = {
+        r: [e for e in w if str(e.get("path")).endswith(".distcp") and not e.get("dcp")]
+        for r, w in writes.items()
+    }
     silent = [r for r, paths in shards.items() if not paths]
     seen = ", ".join(f"rank {r}: {len(p)} shard files" for r, p in sorted(shards.items()))
     text = f"the save after step {after_step}: {seen}"
-    dirs = dcp_dirs(run.launch.ckpt_dir)
+    if silent and any(named.values()):
+        rank = min(r for r, w in named.items() if w)
+        paths = sorted({str(e.get("path")) for e in named[rank]})
+        how = sorted({str(e["how"]) for e in named[rank] if e.get("how")}) or ["open"]
+        return False, (
+            f"{text} written by torch.distributed.checkpoint; rank {rank} wrote "
+            f"{len(paths)} .distcp files itself ({', '.join(how)}: {paths[0]}){CAUSE}"
+            "not a DCP save: files named like DCP's shards, written by the script (a full or "
+            "local state torch.saved), so nothing says they are sharded or that DCP can load them"
+        )
     if silent:
         return False, (
             f"{text}{CAUSE}not a sharded DCP save: rank 0 gathers the full state and saves it "
             "alone, or each rank torch.saves its local shard (no .distcp shards, no .metadata)"
         )
+    coordinators = sorted(
+        r
+        for r, w in writes.items()
+        if any(e.get("dcp") and _is_global_metadata(str(e.get("path"))) for e in w)
+    )
+    if len(coordinators) > 1:
+        return False, (
+            f"{text}; ranks {coordinators} each wrote a .metadata{CAUSE}every rank saved alone "
+            "(no_dist, or a process group of one): copies, not one sharded checkpoint"
+        )
+    dirs = dcp_dirs(run.launch.ckpt_dir)
     if not dirs:
-        return False, f"{text}, but no .metadata in DIR{CAUSE}not torch.distributed.checkpoint"
+        return False, (
+            f"{text}, but no DCP .metadata in DIR{CAUSE}not torch.distributed.checkpoint (a "
+            ".metadata that is not DCP's)"
+        )
     return True, f"{text}; {len(dirs)} DCP directories (.metadata beside the shards)"
+
+
+SAVE_RECORDS = ("write", "save", "create", "rename")
+
+
+def save_records(run: ScriptRun, step: int) -> Counter[int]:
+    """Rank -> how many files it wrote, created or renamed into place for the save begun after
+    `step`."""
+    return Counter(
+        e["rank"]
+        for e in save_events(run.observe_dir, run.ranks())
+        if e["event"] in SAVE_RECORDS and started_at(e) == step
+    )
+
+
+def newest_complete_at_kill(
+    reference: ScriptRun, killed: ScriptRun, newest: int, every: int
+) -> tuple[int, str]:
+    """The newest checkpoint (from `newest` down, every `every` steps) that was complete when
+    the rank was killed: each rank had written every file the uninterrupted run wrote for that
+    save (a synchronous save is done before the next step; an asynchronous one may still be
+    writing, and its checkpoint is then no restart point). With its reason, when not `newest`."""
+    why = ""
+    for step in range(newest, 0, -every) if every > 0 else (newest,):
+        want, got = save_records(reference, step), save_records(killed, step)
+        short = {r: (got.get(r, 0), n) for r, n in want.items() if got.get(r, 0) < n}
+        if not short:
+            return step, why
+        if not why:
+            rank, (wrote, of) = min(short.items())
+            why = (
+                f"the save after step {step} was not complete at the kill (rank {rank} had "
+                f"written {wrote} of its {of} files: an asynchronous save still under way)"
+            )
+    return newest, ""
 
 
 def resumed_detail(reference: ScriptRun, relaunch: ScriptRun, expected: int) -> tuple[bool, str]:
@@ -224,16 +368,25 @@ def _global_batch(run: ScriptRun, step: int) -> Counter[int]:
 
 
 def reshard_checks(
-    reference: ScriptRun, killed: ScriptRun, relaunch: ScriptRun, newest: int
+    reference: ScriptRun, killed: ScriptRun, relaunch: ScriptRun, newest: int, every: int = 0
 ) -> list[Check]:
     """A rank SIGKILLed after a step at W=2, the run relaunched at W=3: it resumes from the
-    newest checkpoint; each of its steps trains on the uninterrupted run's global batch of that
-    step (every rank GLOBAL_BATCH // 3 of it), and its parameters follow that run's."""
+    newest checkpoint complete at the kill (`newest`, or `every` steps before while a save was
+    under way: newest_complete_at_kill); each of its steps trains on the uninterrupted run's
+    global batch of that step (every rank GLOBAL_BATCH // 3 of it), and its parameters follow
+    that run's."""
     if not was_killed(killed):
         why = f"no rank was killed: {killed.summary()}"
         return [check(n, False, why) for n in CHECK_NAMES_RESHARD]
-    ok, detail = resumed_detail(reference, relaunch, newest)
+    complete, unfinished = newest_complete_at_kill(reference, killed, newest, every)
     at = resumed_from(reference, relaunch)
+    if unfinished and at == newest:  # it loaded whole what was still being written: fine
+        unfinished += ", and the relaunch found it whole"
+    elif unfinished:
+        newest = complete
+    ok, detail = resumed_detail(reference, relaunch, newest)
+    if unfinished:
+        detail = f"{unfinished}; {detail}"
     base = newest if at is None else at
     made = min(steps_made(relaunch).values(), default=0)
     wrong: list[str] = []

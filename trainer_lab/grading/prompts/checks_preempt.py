@@ -8,6 +8,7 @@ from typing import Any
 
 from trainer_lab.result import Check
 from trainer_lab.root_cause import read_failures
+from trainer_lab.usercode import protocol
 from trainer_lab.usercode.evidence import (
     fetches,
     script_end_time,
@@ -55,6 +56,12 @@ PEER_LEFT = (
 )
 
 
+WAITS = (
+    "after the signal a rank waits in a collective another rank never joins: the ranks do not "
+    "stop after the same step (no agreement before stopping)"
+)
+
+
 def exits_in_grace(run: ScriptRun, grace_s: float) -> tuple[bool, str]:
     """Every rank got SIGTERM, its script returned exit 0 within `grace_s` of the first, and the
     launch ended ok."""
@@ -66,8 +73,11 @@ def exits_in_grace(run: ScriptRun, grace_s: float) -> tuple[bool, str]:
         terms = term_records(run.observe_dir, rank)
         code = script_ended(run.observe_dir, rank)
         end = script_end_time(run.observe_dir, rank)
-        if not terms:
+        if not terms and code is not None:
             seen.append(f"rank {rank}: no SIGTERM (it ended first)")
+            continue
+        if not terms:
+            seen.append(f"rank {rank}: no SIGTERM (stopped before its signal came)")
             continue
         first = terms[0]
         got = f"rank {rank}: SIGTERM {first.get('why')}"
@@ -77,10 +87,13 @@ def exits_in_grace(run: ScriptRun, grace_s: float) -> tuple[bool, str]:
             failure = raised[rank]
             problems.append(f"{got}; then raised {failure.get('type')} ({failure.get('where')})")
             causes.append(PEER_LEFT)
+        elif (code is None or end is None) and run.status == "timeout":
+            problems.append(f"{got}; its script never returned (stopped by the harness)")
+            causes.append(WAITS)
         elif code is None or end is None:
             problems.append(f"{got}; its script never returned (killed)")
             last = terms[-1]
-            if len(terms) > 1 and str(last.get("why", "")).startswith("during the save"):
+            if len(terms) > 1 and str(last.get("why", "")).startswith(protocol.TERM_DURING_SAVE):
                 causes.append(
                     "the second SIGTERM killed the rank in the middle of its save: the handler "
                     "is gone after the first (one-shot, or the default action restored)"
@@ -254,12 +267,31 @@ def bit_for_bit(
     return not problems, detail
 
 
-def stop_checks(term: ScriptRun, after_step: int, grace_s: float) -> list[Check]:
-    exited, exit_detail = exits_in_grace(term, grace_s)
-    together, together_detail = stop_together(term, after_step)
+def per_run(verdicts: dict[str, tuple[bool, str]]) -> tuple[bool, str]:
+    """One verdict over several launches: all must pass; the detail names each launch (" | "
+    between them, trainer_lab.usercode.verdict.verdict_parts), a failing one first."""
+    if len(verdicts) == 1:
+        return next(iter(verdicts.values()))
+    order = sorted(verdicts, key=lambda name: verdicts[name][0])  # failing first, else as given
+    detail = " | ".join(f"{name}: {verdicts[name][1]}" for name in order)
+    return all(ok for ok, _ in verdicts.values()), detail
+
+
+def stop_checks(
+    term: ScriptRun, after_step: int, grace_s: float, late: ScriptRun | None = None
+) -> list[Check]:
+    """Both stop checks over the preempted launch, and over `late` when given: the launch where
+    the other rank got SIGTERM first and the late rank steps later (ranks that stop together
+    in both agreed; a rule on each rank's own timing fits one of them at most)."""
+    runs = [term] if late is None else [term, late]
+    exited = per_run({run.launch.name: exits_in_grace(run, grace_s) for run in runs})
+    together = per_run({run.launch.name: stop_together(run, after_step) for run in runs})
+    steps = {"steps": steps_done(term)}
+    if late is not None:
+        steps["late_steps"] = steps_done(late)
     return [
-        check("stop.exits_0_in_grace", exited, exit_detail),
-        check("stop.stop_together", together, together_detail, {"steps": steps_done(term)}),
+        check("stop.exits_0_in_grace", *exited),
+        check("stop.stop_together", *together, steps),
     ]
 
 
@@ -300,14 +332,42 @@ def again_checks(term: ScriptRun, requeue: ScriptRun, every: int, grace_s: float
     elif problems:
         detail += f"{CAUSE}the relaunch does not start from the newest complete checkpoint"
     ok = requeue.status == "ok" and not problems
-    return [
-        check("again.exits_0_in_grace", exited, exit_detail),
-        check(
-            "again.resumes_complete",
-            ok,
-            detail or f"the relaunch started from the newest complete checkpoint (step {newest})",
-        ),
-    ]
+    detail = detail or f"the relaunch started from the newest complete checkpoint (step {newest})"
+    exits = check("again.exits_0_in_grace", exited, exit_detail)
+    resumes = check("again.resumes_complete", ok, detail)
+    if not cut_short(term):
+        # the ranks stopped and saved, and nothing the second SIGTERM could break was tried:
+        # both checks did not run; else a verdict stays (the stop saved nothing, or the run
+        # failed on its own before)
+        exits["detail"] = with_note(exit_detail, NOT_CUT)
+        if exited and ok:
+            return [not_run("again.exits_0_in_grace"), not_run("again.resumes_complete")]
+    return [exits, resumes]
+
+
+NOT_CUT = (
+    "the second SIGTERM never came during a save: no write into the checkpoint dir was seen "
+    "after the first SIGTERM on any rank (a save by means the harness does not watch, or none)"
+)
+
+
+def not_run(name: str) -> Check:
+    return check(name, False, f"not run: {NOT_CUT}", {"not_run": True})
+
+
+def with_note(detail: str, note: str) -> str:
+    """`detail` with `note` before its likely causes (which are read up to its end)."""
+    head, cause, causes = detail.partition(CAUSE)
+    return f"{head}; {note}{cause}{causes}"
+
+
+def cut_short(term: ScriptRun) -> bool:
+    """Whether the second SIGTERM came midway through a save on some rank."""
+    return any(
+        str(r.get("why", "")).startswith(protocol.TERM_DURING_SAVE)
+        for rank in term.ranks()
+        for r in term_records(term.observe_dir, rank)
+    )
 
 
 def facts(run: ScriptRun) -> dict[str, Any]:

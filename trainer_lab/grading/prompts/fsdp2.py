@@ -71,20 +71,24 @@ GRADED: dict[str, str] = {
 W=2, N={STEPS}, C={CKPT_EVERY}: exits 0 after N optimizer steps on every rank. The
 parameters the optimizer steps are DTensors, each rank holds about 1/W of the
 model, the shards add up to it; every backward issues at least {BLOCKS + 1} collectives
-on every rank (a reduce-scatter per block and the root's: a root-only
-fully_shard issues one). The loss falls; step 1's gradient norm over the shards
+on every rank, among them a reduce-scatter of each block's gradient (its
+size) and none of several blocks' at once (a root-only fully_shard issues one,
+of the whole model). The loss falls; step 1's gradient norm over the shards
 is one process's on the same global batch (x0.6-1.6). Every global batch is {GLOBAL_BATCH}
 samples, every epoch reads each sample once""",
     "dcp": f"""\
-in that W=2 run's save after step {CKPT_EVERY} every rank writes its shard (a .distcp
-file) and DIR holds DCP's .metadata. A W=2 run whose rank 1 is SIGKILLed while
+in that W=2 run's save after step {CKPT_EVERY} (its files, also those written while the
+next steps run) every rank's shard (a .distcp file) is written by
+torch.distributed.checkpoint itself, one rank writes its .metadata and DIR holds
+it. A W=2 run whose rank 1 is SIGKILLed while
 its shard of the save after step {TEAR_AFTER} is half written is relaunched at W=2:
 it resumes from the parameters after step {NEWEST_COMPLETE} (the newest complete
 checkpoint) and makes the remaining steps""",
     "reshard": f"""\
 a W=2 run, one rank SIGKILLed after step {KILL_AFTER}, is relaunched at W=3: every
 rank starts from the uninterrupted run's model after step {NEWEST_CKPT} (the whole
-model's norm over the shards, within 1e-6) and makes {STEPS - NEWEST_CKPT} steps. Relaunch
+model's norm over the shards, within 1e-6; after step {NEWEST_CKPT - CKPT_EVERY} when that save
+was still being written at the kill) and makes the remaining steps. Relaunch
 step j trains on the uninterrupted run's global batch of step {NEWEST_CKPT} + j, each
 rank {GLOBAL_BATCH // 3} of it; after every step the whole model's norm is the
 uninterrupted run's (within {NORM_TOLERANCE:.0e} relative)""".replace("e-0", "e-"),
@@ -184,7 +188,7 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
         return dcp_checks(
             runs["train"], runs["torn"], runs["torn-resume"], CKPT_EVERY, NEWEST_COMPLETE
         )
-    return reshard_checks(runs["train"], runs["kill"], runs["resume"], NEWEST_CKPT)
+    return reshard_checks(runs["train"], runs["kill"], runs["resume"], NEWEST_CKPT, CKPT_EVERY)
 
 
 def grade_fsdp2(

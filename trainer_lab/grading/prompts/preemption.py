@@ -42,6 +42,10 @@ SCRIPT_NAME = "train.py"
 STEPS = 12
 CKPT_EVERY = 4
 TERM_AFTER = 6  # not a multiple of CKPT_EVERY: the checkpoint at the stop is the signal's
+# "term-late": the other rank first, the late rank's SIGTERM only after its step TERM_AFTER +
+# LATE_BY, past the steps the ranks may stop after (TERM_AFTER or TERM_AFTER + 1): a rank stops in
+# time there only when another told it (no rule on a rank's own timing agrees in both launches)
+LATE_BY = 2
 GRACE_S = 5.0
 TIMEOUT_S = 60.0  # per launch
 
@@ -55,18 +59,20 @@ CHECK_NAMES: dict[str, tuple[str, ...]] = {
 # phase -> its row of the "How it is graded" table (trainer_lab.grading.graded_table)
 GRADED: dict[str, str] = {
     "stop": f"""\
-W=2, N={STEPS}, C={CKPT_EVERY}: SIGTERM reaches one rank right after step {TERM_AFTER}, the other at
-its next action (a read, a collective, a step, a save); every rank stops after the
-same step ({TERM_AFTER} or {TERM_AFTER + 1}) and returns exit 0 within {GRACE_S:.0f} s of its \
-SIGTERM""",
+W=2, N={STEPS}, C={CKPT_EVERY}, twice: SIGTERM reaches one rank right after step
+{TERM_AFTER}, the other at its next action (a read, a collective, a step, a save);
+then the other rank first, and this one only after step {TERM_AFTER + LATE_BY}. Each time
+every rank stops after the same step ({TERM_AFTER} or {TERM_AFTER + 1}) and returns exit 0
+within {GRACE_S:.0f} s of its SIGTERM""",
     "requeue": """\
 the same command again on DIR: it starts from the parameters the preempted run
 stopped with, makes the steps left, and every rank's final parameters equal an
 uninterrupted run's bit for bit (the same samples, the same dropout masks)""",
     "again": f"""\
-as "stop", and a second SIGTERM comes midway through each rank's first torch.save
-after its first: every rank still exits 0 within {GRACE_S:.0f} s, and the relaunch starts
-from the newest complete checkpoint (a cut-short save is no checkpoint)""",
+as "stop" (first run), and a second SIGTERM comes midway through each rank's first
+write into DIR after its first (a torch.save, a file object, any file): every rank
+still exits 0 within {GRACE_S:.0f} s, and the relaunch starts from the newest
+complete checkpoint (a cut-short save is no checkpoint)""",
 }
 
 CONTRACT = f"""\
@@ -84,9 +90,10 @@ Your script must:
      drill_data's order until global step N, save a checkpoint into DIR after every C-th
      step, and resume by itself from the newest complete checkpoint when started again;
   2. on SIGTERM (the scheduler's notice; it reaches every rank, not at the same point of a
-     step): all ranks agree and stop after the same optimizer step, save a checkpoint of that
-     step, and return exit 0 within {GRACE_S:.0f} s of the signal; a second SIGTERM, even in the
-     middle of the save, changes nothing (no checkpoint is left half written as the newest);
+     step, nor always in the same step): all ranks agree and stop after the same optimizer
+     step, save a checkpoint of that step, and return exit 0 within {GRACE_S:.0f} s of the
+     signal; a second SIGTERM, even in the middle of the save, changes nothing (no
+     checkpoint is left half written as the newest);
   3. started again on DIR (the requeued job, same W), continue bit for bit: the same samples
      at every step, the same dropout masks, the same parameters at the end as a run that was
      never interrupted (save what makes it so: model, optimizer, step, data position, RNG).
@@ -105,6 +112,7 @@ def launch_plans() -> dict[str, LaunchPlan]:
     plans = (
         base,
         replace(base, name="term"),
+        replace(base, name="term-late"),
         replace(base, name="requeue", continues="term"),
         replace(base, name="term-again"),
         replace(base, name="requeue-again", continues="term-again"),
@@ -112,8 +120,9 @@ def launch_plans() -> dict[str, LaunchPlan]:
     return {plan.name: plan for plan in plans}
 
 
+PREEMPTED = ("term", "term-late", "term-again")  # the launches SIGTERM reaches
 PHASE_LAUNCHES: dict[str, tuple[str, ...]] = {
-    "stop": ("term",),
+    "stop": ("term", "term-late"),
     "requeue": ("straight", "term", "requeue"),
     "again": ("term-again", "requeue-again"),
 }
@@ -125,8 +134,11 @@ def first_rank(seed: int) -> int:
 
 
 def faults(plan: LaunchPlan, seed: int) -> Faults:
-    if plan.name not in ("term", "term-again"):
+    if plan.name not in PREEMPTED:
         return Faults()
+    if plan.name == "term-late":  # the other rank first, this one LATE_BY steps later
+        other = 1 - first_rank(seed)
+        return Faults(term_after_step=TERM_AFTER, term_first=other, term_late_by=LATE_BY)
     again = plan.name == "term-again"
     return Faults(
         term_after_step=TERM_AFTER, term_first=first_rank(seed), term_again_during_save=again
@@ -157,7 +169,7 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
             check(n, False, f"not run: {missing}", {"not_run": True}) for n in CHECK_NAMES[phase]
         ]
     if phase == "stop":
-        return stop_checks(runs["term"], TERM_AFTER, GRACE_S)
+        return stop_checks(runs["term"], TERM_AFTER, GRACE_S, runs["term-late"])
     if phase == "requeue":
         return requeue_checks(runs["straight"], runs["term"], runs["requeue"], STEPS)
     return again_checks(runs["term-again"], runs["requeue-again"], CKPT_EVERY, GRACE_S)
@@ -201,7 +213,7 @@ def grade_preemption(
     result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
     for phase in chosen:
         result["checks"].extend(phase_checks(phase, runs))
-    sent = {name: facts(runs[name]) for name in ("term", "term-again") if name in runs}
+    sent = {name: facts(runs[name]) for name in PREEMPTED if name in runs}
     result["observations"] = {"not_run": skipped, "limits": LIMITS_TEXT, "sigterm": sent}
     if cancel is not None and cancel.is_set():
         result["status"] = "cancelled"

@@ -242,3 +242,73 @@ def test_a_relaunch_that_fails_on_a_torn_checkpoint_fails_resumes_complete(tmp_p
     checks = again_checks(term, torn, 4, 5.0)
     assert not verdicts(checks)["again.resumes_complete"]
     assert "cut short is read as the newest" in detail(checks, "again.resumes_complete")
+
+
+def test_ranks_that_stop_together_only_when_the_signals_come_a_step_apart_fail_the_late_run(
+    tmp_path,
+):
+    # each rank on its own timing: both stop after 7 when rank 1's signal follows at once; when
+    # rank 0 gets it first and rank 1 only after step 8, rank 1 goes on and waits for rank 0
+    term = run(
+        tmp_path, "term", (0, 7), terms={0: ["dataset read after step 6"], 1: ["after step 6"]}
+    )
+    late = run(
+        tmp_path, "term-late", (0, 7), terms={0: ["after step 6"]}, begun={1: 8},
+        ends={0: None, 1: None}, status="timeout",
+    )  # fmt: skip
+    alone = stop_checks(term, 6, 5.0)
+    assert verdicts(alone) == {"stop.exits_0_in_grace": True, "stop.stop_together": True}
+    checks = stop_checks(term, 6, 5.0, late)
+    assert verdicts(checks) == {"stop.exits_0_in_grace": False, "stop.stop_together": False}
+    together = detail(checks, "stop.stop_together")
+    assert together.startswith("term-late: last step begun rank 0: 7, rank 1: 8")
+    assert (
+        "no agreement" in together and " | term: last step begun rank 0: 7, rank 1: 7" in together
+    )
+    exits = detail(checks, "stop.exits_0_in_grace")
+    assert "rank 1: no SIGTERM (stopped before its signal came)" in exits
+    assert "never returned (stopped by the harness)" in exits
+    assert "waits in a collective another rank never joins" in exits
+    assert "no SIGTERM handler" not in exits
+    facts = next(c["facts"] for c in checks if c["name"] == "stop.stop_together")
+    assert facts == {"steps": {0: 7, 1: 7}, "late_steps": {0: 7, 1: 7}}
+
+
+def test_agreeing_ranks_pass_the_late_run_where_the_late_rank_ends_before_its_signal(tmp_path):
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED)
+    late = run(tmp_path, "term-late", (0, 6), terms={1: ["after step 6"]})
+    checks = stop_checks(term, 6, 5.0, late)
+    assert verdicts(checks) == {"stop.exits_0_in_grace": True, "stop.stop_together": True}
+    assert "rank 0: no SIGTERM (it ended first)" in detail(checks, "stop.exits_0_in_grace")
+
+
+def test_without_a_second_sigterm_mid_save_the_again_checks_did_not_run(tmp_path):
+    # the stop's checkpoint was written (the relaunch starts from it), by nothing the harness saw
+    term = run(tmp_path, "term-again", (0, 6), terms=SIGNALLED)
+    requeue = run(tmp_path, "requeue-again", (6, 12))
+    checks = again_checks(term, requeue, 4, 5.0)
+    assert verdicts(checks) == {"again.exits_0_in_grace": False, "again.resumes_complete": False}
+    for c in checks:
+        assert c["facts"] == {"not_run": True}
+        assert c["detail"].startswith("not run: the second SIGTERM never came during a save")
+
+
+def test_a_stop_that_saved_nothing_keeps_its_failure_without_a_second_sigterm(tmp_path):
+    term = run(tmp_path, "term-again", (0, 6), terms=SIGNALLED)
+    older = run(tmp_path, "requeue-again", (4, 12))
+    checks = again_checks(term, older, 4, 5.0)
+    assert verdicts(checks) == {"again.exits_0_in_grace": True, "again.resumes_complete": False}
+    assert "the second SIGTERM never came" in detail(checks, "again.exits_0_in_grace")
+    assert "not start from the newest complete checkpoint" in detail(
+        checks, "again.resumes_complete"
+    )
+
+
+def test_a_run_that_failed_before_any_save_keeps_its_verdicts_without_a_second_sigterm(tmp_path):
+    # rank 1 died of its SIGTERM (no handler) before the stop's save: the periodic checkpoint
+    # is the newest, and the relaunch from it is right
+    term = run(tmp_path, "term-again", (0, 6), terms=SIGNALLED, ends={1: None}, status="error")
+    older = run(tmp_path, "requeue-again", (4, 12))
+    checks = again_checks(term, older, 4, 5.0)
+    assert verdicts(checks) == {"again.exits_0_in_grace": False, "again.resumes_complete": True}
+    assert "no SIGTERM handler" in detail(checks, "again.exits_0_in_grace")

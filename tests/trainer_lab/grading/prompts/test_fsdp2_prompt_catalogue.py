@@ -4,11 +4,18 @@ mirror of their numbers, and its wrong variants as edits of the model answer."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 
 from trainer_lab.grading.prompts import PROMPT_IDS, get_prompt
-from trainer_lab.grading.prompts.checks_fsdp2_prompt import BLOCKS, DATASET_SIZE, GLOBAL_BATCH
-from trainer_lab.grading.prompts.fsdp2 import CHECK_NAMES, NEWEST_CKPT, PHASES, given_file
+from trainer_lab.grading.prompts.checks_fsdp2_prompt import (
+    BLOCK_PARAMS,
+    BLOCKS,
+    DATASET_SIZE,
+    GLOBAL_BATCH,
+    HIDDEN,
+)
+from trainer_lab.grading.prompts.fsdp2 import CHECK_NAMES, FILES, NEWEST_CKPT, PHASES, given_file
 from trainer_lab.grading.prompts.fsdp2_variants import VARIANTS, variant_source
 
 
@@ -31,14 +38,25 @@ def test_the_grader_mirrors_the_given_datasets_numbers():
     def value(name: str) -> int:
         return int(re.search(rf"^{name} = (\d+)", data, re.M).group(1))
 
-    assert (value("DATASET_SIZE"), value("GLOBAL_BATCH"), value("BLOCKS")) == (
+    assert (value("DATASET_SIZE"), value("GLOBAL_BATCH"), value("BLOCKS"), value("HIDDEN")) == (
         DATASET_SIZE,
         GLOBAL_BATCH,
         BLOCKS,
+        HIDDEN,
     )
     assert GLOBAL_BATCH % 2 == 0 and GLOBAL_BATCH % 3 == 0
     # the resume point is inside an epoch: restarting the epoch would show
     assert NEWEST_CKPT % (DATASET_SIZE // GLOBAL_BATCH)
+
+
+def test_a_blocks_gradient_size_is_the_given_blocks_parameter_count():
+    """per_block knows a Block's FSDP2 unit by the size of the gradient it reduces."""
+    spec = importlib.util.spec_from_file_location("fsdp2_drill_data", FILES / "drill_data.py")
+    data = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(data)
+    assert sum(p.numel() for p in data.Block().parameters()) == BLOCK_PARAMS
+    # no padding at W=2 or 3: each parameter's first dimension divides by both
+    assert all(p.shape[0] % 6 == 0 for p in data.Block().parameters())
 
 
 def test_each_wrong_variant_is_the_model_answer_with_its_edits_and_names_real_checks():

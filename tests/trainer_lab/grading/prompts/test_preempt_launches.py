@@ -20,8 +20,8 @@ def test_a_relaunch_continues_in_the_checkpoint_dir_of_the_run_it_continues(tmp_
     launches = {n: preemption.to_launch(plans[n], script, tmp_path, 7) for n in plans}
     assert launches["requeue"].ckpt_dir == launches["term"].ckpt_dir
     assert launches["requeue-again"].ckpt_dir == launches["term-again"].ckpt_dir
-    dirs = {launches[n].ckpt_dir for n in ("straight", "term", "term-again")}
-    assert len(dirs) == 3 and all("term" not in d.name for d in dirs)
+    dirs = {launches[n].ckpt_dir for n in ("straight", "term", "term-late", "term-again")}
+    assert len(dirs) == 4 and all("term" not in d.name for d in dirs)
     assert launches["term"].args == (
         "--steps", "12", "--ckpt-dir", str(launches["term"].ckpt_dir), "--ckpt-every", "4",
     )  # fmt: skip
@@ -46,5 +46,11 @@ def test_the_sigterm_fault_is_on_the_preempted_launches_only(tmp_path: Path):
         protocol.TERM_FIRST_ENV: "1",
     }
     assert env["term-again"] == {**env["term"], protocol.TERM_AGAIN_ENV: "1"}
+    # the stop phase's second run: the other rank first, the late one only after step N + 2
+    assert env["term-late"] == {
+        protocol.TERM_AFTER_ENV: str(preemption.TERM_AFTER),
+        protocol.TERM_FIRST_ENV: "0",
+        protocol.TERM_LATE_BY_ENV: "2",
+    }
     again = preemption.to_launch(plans["term-again"], script, tmp_path, 2).faults.env()
     assert again[protocol.TERM_FIRST_ENV] == "0"  # seed 2: rank 0 first

@@ -47,6 +47,10 @@ def test_a_correct_answer_passes_every_check(answer: str, seed: int, tmp_path: P
     assert any(
         r["why"].startswith("during the save") for rank in sent["term-again"].values() for r in rank
     )
+    # the stop phase's second run: the other rank first; the late one stopped before its signal
+    other = str(1 - first_rank(seed))
+    assert [r["why"] for r in sent["term-late"][other]] == ["after step 6"]
+    assert sent["term-late"][str(first_rank(seed))] == []
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))

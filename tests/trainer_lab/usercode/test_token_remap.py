@@ -1,0 +1,27 @@
+"""The biotech round's padding remap: an nn.Embedding reads every id outside the amino acids'
+range as the launch's value, real ids unchanged; other modules and float inputs untouched."""
+
+from __future__ import annotations
+
+import torch
+
+from trainer_lab.usercode.token_remap import remap_padding
+
+
+def test_an_embedding_reads_every_id_outside_the_range_as_the_value():
+    torch.manual_seed(0)
+    embed = torch.nn.Embedding(24, 4)
+    ids = torch.tensor([[3, 20, 0], [1, 22, 23]])
+    before = embed(ids)
+    handle = remap_padding(1, 21, 22)
+    try:
+        after = embed(ids)
+        linear = torch.nn.Linear(3, 1)
+        x = torch.tensor([[0.0, 30.0, -1.0]])
+        assert torch.equal(linear(x), x @ linear.weight.T + linear.bias)  # floats untouched
+    finally:
+        handle.remove()
+    real = ids.ge(1) & ids.lt(21)
+    assert torch.equal(after[real], before[real])
+    assert torch.equal(after[~real], embed.weight[22].expand(int((~real).sum()), 4))
+    assert torch.equal(embed(ids), before)  # removed: read as written again

@@ -1,0 +1,225 @@
+"""The biotech data-pipeline round: variable-length protein sequences batched with correct
+masks, a train/validation split by sequence cluster, every training sequence once per epoch
+across ranks and a resume mid-epoch (torch-free; its given files are in biotech_files/).
+
+    grading = grade_biotech(Path("train.py"), run_dir, phases=("masks",))
+
+Graded by the coding round's harness: the launches run through grader.run_launches (the
+usercode runner, the same limits), each built by grader.launch_for; the checks are
+checks_biotech.py's, the result a lab result like the other rounds'.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from trainer_lab.grading.contract import LaunchPlan
+from trainer_lab.grading.data_plans import group_seed
+from trainer_lab.grading.graded_table import graded_table
+from trainer_lab.grading.outcome import Grading
+from trainer_lab.grading.prompts.checks_biotech import epoch_checks, mask_checks, split_checks
+from trainer_lab.result import Check
+from trainer_lab.usercode.dataplan import DataPlan
+from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun
+from trainer_lab.usercode.limits import LIMITS_TEXT
+from trainer_lab.usercode.source import read_script, syntax_error
+from trainer_lab.usercode.verdict import begin, check, finish, not_compiled, write_workspace
+
+FILES = Path(__file__).parent / "biotech_files"
+LAB = "mock-coding-biotech"
+SCRIPT_NAME = "train.py"
+NUM_SEQUENCES = 60  # mirrors biotech_files/drill_data.py (a test keeps them equal)
+AMINO_IDS = (1, 21)  # the amino acids' token ids: [1, 21) (drill_data.py)
+SPECIAL_IDS = (0, 21, 22, 23)  # the token ids that are not amino acids: PAD_ID is drawn here
+STEPS = 16  # over two epochs at W=2 for any split that trains on more than 32 sequences
+CKPT_EVERY = 4
+KILL_AFTER = 2 * CKPT_EVERY + 1  # the relaunch resumes at step 8: inside the second epoch
+TIMEOUT_S = 90.0  # per launch
+
+PHASES = ("masks", "split", "epoch")
+CHECK_NAMES: dict[str, tuple[str, ...]] = {
+    "masks": ("masks.trains", "masks.padding_never_in_loss"),
+    "split": ("split.by_cluster", "split.validates_held_out"),
+    "epoch": ("epoch.exactly_once", "epoch.reshuffled", "epoch.resume_continues"),
+}
+
+# phase -> its row of the "How it is graded" table (trainer_lab.grading.graded_table)
+GRADED: dict[str, str] = {
+    "masks": f"""\
+W=2, N={STEPS}, C={CKPT_EVERY}: exits 0 after N optimizer steps on each rank (replicas
+identical); run again on the same sequences with another PAD_ID (in both runs the
+model's nn.Embedding reads every id that is not an amino acid as that run's PAD_ID):
+every step's gradients and printed loss are the same (padding never reaches the loss)""",
+    "split": """\
+from the sequences the W=2 run read for steps 1..N (training) and after step N
+(validation): no cluster on both sides; every sequence of a held-out cluster
+validated, val_sequences their number""",
+    "epoch": f"""\
+the same run: every training sequence read once per epoch across the ranks, the
+second epoch in another order; a rank is SIGKILLed after step {KILL_AFTER} and the run
+relaunched: its reads continue the checkpoint's epoch (nothing repeated or skipped)""",
+}
+
+CONTRACT = f"""\
+Build the data pipeline for protein sequences, in one file, train.py.
+
+Given: drill_data.py: `ProteinSet()` ({NUM_SEQUENCES} sequences of 6 to 40 residues); item i
+is (i, tokens, labels, cluster): amino-acid token ids, one label per residue (3 classes) and
+its sequence cluster (a cluster's sequences are near-duplicates). `dataset.lengths` and
+`dataset.clusters` are the index (read without reading a sequence). Pad with drill_data.PAD_ID
+and use drill_data.BATCH_SIZE sequences per rank per step (import both, never write their
+values). Seed everything: two runs on the same data must train the same. Use a torch.optim
+optimizer. Keep the starter's model (Tagger: an nn.Embedding reads the tokens; it takes a
+key_padding_mask and an attn_mask).
+
+Your script must:
+  1. run as `python train.py --steps N --ckpt-dir DIR --ckpt-every C` and under `torchrun
+     --nproc-per-node W` (gloo on CPU), train until global step N, save a checkpoint into DIR
+     after every C-th step and resume by itself from the newest one when started again;
+  2. batch sequences of similar length (bucketing) or pack several into a row, with masks:
+     padding never reaches the loss (not as a target, not as a key a residue attends to); the
+     loss is the mean cross-entropy over the real residues of the global batch; rank 0 prints
+     one JSON line per step: {{"step": 3, "loss": 1.02}};
+  3. split the sequences into training and validation by cluster (a cluster is on one side
+     only; every sequence on one side), the same split in every run and on every rank;
+  4. read every training sequence exactly once per epoch across the ranks (an epoch ends with
+     a step; its last step may be smaller), in a new order each epoch; a relaunch continues at
+     the checkpoint's position in its epoch (no sequence repeated or skipped);
+  5. after step N, evaluate the validation sequences (sharded across the ranks) and print from
+     rank 0 {{"val_loss": 1.1, "val_sequences": 17}}. Read sequences only through the dataset
+     (the grader observes the reads). Under torchrun, destroy the process group at the end.
+
+How it is graded (real runs, observed from outside):
+{graded_table(GRADED)}"""
+
+
+def given_file(name: str) -> str:
+    return (FILES / name).read_text()
+
+
+def given_index(name: str) -> list[int]:
+    """A literal list of drill_data.py's index (LENGTHS, CLUSTERS), read without torch."""
+    for node in ast.parse(given_file("drill_data.py")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [
+            name
+        ]:
+            return list(ast.literal_eval(node.value))
+    raise KeyError(name)
+
+
+def launch_plans(seed: int) -> tuple[dict[str, LaunchPlan], dict[str, int]]:
+    """Every launch of the round and its PAD_ID; the killed rank and the two pad ids are drawn
+    from the grading's seed."""
+    draw = random.Random(seed)
+    kill_rank = draw.choice((0, 1))
+    pad, other_pad = draw.sample(SPECIAL_IDS, 2)
+    base = LaunchPlan("train", 2, STEPS, CKPT_EVERY, data="train")
+    plans = (
+        base,
+        replace(base, name="pad"),
+        replace(base, name="kill", kill=(kill_rank, KILL_AFTER)),
+        replace(base, name="resume", continues="kill"),
+    )
+    pads = {"train": pad, "pad": other_pad, "kill": pad, "resume": pad}
+    return {plan.name: plan for plan in plans}, pads
+
+
+PHASE_LAUNCHES: dict[str, tuple[str, ...]] = {
+    "masks": ("train", "pad"),
+    "split": ("train",),
+    "epoch": ("train", "kill", "resume"),
+}
+
+
+def to_launch(
+    plan: LaunchPlan, pad_id: int, script: Path, out_dir: Path, seed: int, timeout_s: float
+) -> ScriptLaunch:
+    """The launch of `plan`, its PAD_ID `pad_id`; in the two launches the masks check compares,
+    every non-amino-acid id the model's embedding reads is read as that launch's PAD_ID (the
+    padding differs whatever value the script padded with)."""
+    from trainer_lab.grading.grader import launch_for
+
+    remap = (*AMINO_IDS, pad_id) if plan.name in PHASE_LAUNCHES["masks"] else None
+    return launch_for(
+        plan,
+        script,
+        out_dir,
+        timeout_s,
+        seed=seed,
+        ckpt_of=plan.continues or plan.name,
+        data=DataPlan(seed=group_seed(seed, plan.data), pad_id=pad_id, token_remap=remap),
+    )
+
+
+def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
+    missing = [n for n in PHASE_LAUNCHES[phase] if n not in runs]
+    if missing:
+        return [
+            check(n, False, f"not run: {missing}", {"not_run": True}) for n in CHECK_NAMES[phase]
+        ]
+    if phase == "masks":
+        return mask_checks(runs["train"], runs["pad"], STEPS)
+    if phase == "split":
+        return split_checks(runs["train"], given_index("CLUSTERS"))
+    clusters = given_index("CLUSTERS")
+    return epoch_checks(runs["train"], runs["kill"], runs["resume"], STEPS, KILL_AFTER, clusters)
+
+
+def grade_biotech(
+    script_path: Path,
+    out_dir: Path,
+    phases: Iterable[str] = PHASES,
+    *,
+    parallel: int = 2,
+    on_progress: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+    seed: int | None = None,
+    timeout_s: float = TIMEOUT_S,
+) -> Grading:
+    """Grade the script as the biotech round's train.py; write out_dir/result.json."""
+    from trainer_lab.grading.grader import likely_causes, run_launches
+
+    chosen = [p for p in PHASES if p in set(phases)]
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    source = read_script(script_path)
+    start = time.monotonic()
+    result = begin(LAB, {"script": str(script_path), "phases": chosen}, 2, out_dir)
+    result["seed"] = seed  # type: ignore[typeddict-unknown-key]
+    bad = syntax_error(source, SCRIPT_NAME)
+    if bad:
+        not_compiled(result, [n for p in chosen for n in CHECK_NAMES[p]], bad)
+        return Grading(finish(result, out_dir, start), out_dir)
+    workspace = out_dir / "workspace"
+    write_workspace(workspace, {SCRIPT_NAME: source}, [FILES / "drill_data.py"])
+    plans, pads = launch_plans(seed)
+    needed = {n for p in chosen for n in PHASE_LAUNCHES[p]}
+    needed |= {plans[n].continues for n in needed if plans[n].continues}  # type: ignore[misc]
+    runs, skipped = run_launches(
+        [plans[n] for n in plans if n in needed],
+        lambda plan: to_launch(
+            plan, pads[plan.name], workspace / SCRIPT_NAME, out_dir, seed, timeout_s
+        ),
+        parallel,
+        on_progress,
+        cancel,
+    )
+    result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
+    for phase in chosen:
+        result["checks"].extend(phase_checks(phase, runs))
+    result["observations"] = {
+        "not_run": skipped,
+        "limits": LIMITS_TEXT,
+        "kill": plans["kill"].kill,
+        "pad_ids": pads,
+    }
+    if cancel is not None and cancel.is_set():
+        result["status"] = "cancelled"
+    causes = likely_causes(result["checks"])
+    return Grading(finish(result, out_dir, start, {"likely_causes": causes}), out_dir)

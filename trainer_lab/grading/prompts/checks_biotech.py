@@ -1,0 +1,254 @@
+"""The biotech data-pipeline round's checks (torch-free): the harness's records of each launch
+(the sequences each rank read after how many optimizer steps, the gradients of each step) and
+rank 0's JSON lines, judged against the contract (biotech.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainer_lab.grading.checks_run import max_abs_diff
+from trainer_lab.grading.prompts.checks_eval import CAUSE, lines, trains
+from trainer_lab.result import Check
+from trainer_lab.usercode.evidence import fetches, step_records
+from trainer_lab.usercode.harness import ScriptRun
+from trainer_lab.usercode.verdict import check
+
+GRAD_TOLERANCE = 1e-6  # relative: the same residues in another padding give the same sums
+LOSS_TOLERANCE = 1e-6
+
+
+def steps_made(run: ScriptRun) -> int:
+    """Optimizer steps rank 0 made in this launch (the harness counts them)."""
+    return len(step_records(run.observe_dir, 0))
+
+
+def step_reads(run: ScriptRun, first: int, last: int) -> list[tuple[int, list[int]]]:
+    """(step, the ids every rank read for it) for this launch's steps first..last (a read after
+    c optimizer steps feeds step c+1), in step order."""
+    found: dict[int, list[int]] = {}
+    for rank in run.ranks():
+        for done, sample in fetches(run.observe_dir, rank):
+            if first <= done + 1 <= last:
+                found.setdefault(done + 1, []).append(sample)
+    return sorted(found.items())
+
+
+def validation_reads(run: ScriptRun) -> set[int]:
+    """The ids read after the launch's last optimizer step (the validation after step N)."""
+    done_all = steps_made(run)
+    return {
+        sample
+        for rank in run.ranks()
+        for done, sample in fetches(run.observe_dir, rank)
+        if done >= done_all
+    }
+
+
+def held_out_clusters(clusters: list[int], trained: set[int], validated: set[int]) -> set[int]:
+    """The clusters validated and never trained on."""
+    return {clusters[i] for i in validated} - {clusters[i] for i in trained}
+
+
+def _grads(run: ScriptRun, rank: int) -> list[dict[str, Any]]:
+    return [r.get("grad") or {} for r in step_records(run.observe_dir, rank)]
+
+
+def _losses(run: ScriptRun) -> list[float]:
+    return [float(i["loss"]) for i in lines(run) if "step" in i and "loss" in i]
+
+
+def _grad_differs(a: dict[str, Any], b: dict[str, Any]) -> float:
+    """How far two steps' gradient summaries are apart, relative to their size (0: equal)."""
+    if a.get("digest") == b.get("digest"):
+        return 0.0
+    scale = max(float(a.get("norm") or 0.0), 1e-12)
+    gap = abs(float(a.get("norm") or 0.0) - float(b.get("norm") or 0.0))
+    return max(gap, max_abs_diff(a, b)) / scale
+
+
+def mask_checks(run: ScriptRun, padded: ScriptRun, steps: int) -> list[Check]:
+    """`run` and `padded` read the same sequences with another PAD_ID: when padding never reaches
+    the loss (not as a target, not as a key the residues attend to), every step's gradients and
+    the printed losses are the same."""
+    ran, trained = trains(run, steps)
+    if not ran or padded.status != "ok" or steps_made(padded) != steps:
+        why = f"{trained}; with another PAD_ID: {padded.summary()}, {steps_made(padded)} steps"
+        return [
+            check("masks.trains", ran, trained),
+            check("masks.padding_never_in_loss", False, why),
+        ]
+    worst, where = 0.0, ""
+    for rank in run.ranks():
+        for k, (a, b) in enumerate(zip(_grads(run, rank), _grads(padded, rank), strict=False)):
+            gap = _grad_differs(a, b)
+            if gap > worst:
+                worst, where = gap, where or f"step {k + 1} on rank {rank}"
+    mine, theirs = _losses(run), _losses(padded)
+    loss_gap = [
+        k + 1
+        for k, (x, y) in enumerate(zip(mine, theirs, strict=False))
+        if abs(x - y) > LOSS_TOLERANCE
+    ]
+    ok = worst <= GRAD_TOLERANCE and not loss_gap
+    detail = (
+        f"the same sequences padded with another PAD_ID: gradients differ by {worst:.3g} "
+        f"(relative; first at {where or '-'}), printed losses differ at steps {loss_gap[:5]}"
+    )
+    if not ok:
+        detail += (
+            f"{CAUSE}padding reaches the loss: padded positions counted as targets (no mask, "
+            "or a mask off by one), residues attending to padded keys (no key_padding_mask), "
+            "or a mean over padded length; or a run that is not deterministic (unseeded order)"
+        )
+    return [check("masks.trains", ran, trained), check("masks.padding_never_in_loss", ok, detail)]
+
+
+def split_checks(run: ScriptRun, clusters: list[int]) -> list[Check]:
+    """From the ids the W=2 run read for training (steps 1..N) and for validation (after step
+    N): no cluster on both sides, and every sequence on one side, the validation over every
+    held-out sequence once."""
+    steps = steps_made(run)
+    trained = {i for _, ids in step_reads(run, 1, steps) for i in ids}
+    validated = validation_reads(run)
+    if run.status != "ok" or not trained or not validated:
+        why = (
+            f"{run.summary()}, {len(trained)} sequences read for training, "
+            f"{len(validated)} after step {steps}"
+        )
+        return [
+            check("split.by_cluster", False, why),
+            check("split.validates_held_out", False, why),
+        ]
+    both = sorted({clusters[i] for i in trained} & {clusters[i] for i in validated})
+    leaked = sorted(i for i in validated if clusters[i] in both)
+    detail = (
+        f"{len(trained)} sequences trained on, {len(validated)} validated; clusters on both "
+        f"sides: {both[:8]}"
+    )
+    if both:
+        detail += (
+            f" ({len(leaked)} validation sequences have a near-duplicate in training)"
+            f"{CAUSE}a split by sequence (random or by index), not by cluster"
+        )
+    held_out = held_out_clusters(clusters, trained, validated)
+    unread = sorted(i for i, c in enumerate(clusters) if c in held_out and i not in validated)
+    said = [item.get("val_sequences") for item in lines(run) if "val_loss" in item]
+    held = f"validated {len(validated)} sequences of {len(held_out)} held-out clusters"
+    held += f", rank 0 printed val_sequences {said} (expected [{len(validated)}])"
+    ok = not unread and said == [len(validated)]
+    if not ok:
+        held += (
+            f"; held-out sequences never validated: {unread[:8]}{CAUSE}the validation is not "
+            "sharded over every held-out sequence (the same shard on every rank: val[::W] "
+            "without the rank's offset, or one rank's shard reported)"
+        )
+    return [
+        check("split.by_cluster", not both, detail, {"shared_clusters": both}),
+        check("split.validates_held_out", ok, held),
+    ]
+
+
+def epoch_problems(stream: list[tuple[int, list[int]]], expected: set[int]) -> list[str]:
+    """Cut the reads, step by step, into epochs (an epoch ends with the step that completes
+    `expected`): a sequence read twice before its epoch is complete is a problem."""
+    problems: list[str] = []
+    seen: set[int] = set()
+    epoch = 1
+    for step, ids in stream:
+        for i in ids:
+            if i in seen or i not in expected:
+                missing = len(expected - seen)
+                problems.append(
+                    f"step {step}: sequence {i} read again in epoch {epoch} while {missing} "
+                    "of its sequences were not yet read"
+                    if i in seen
+                    else f"step {step}: sequence {i} (not a training sequence) read"
+                )
+            seen.add(i)
+        if seen >= expected:
+            seen, epoch = set(), epoch + 1
+    return problems
+
+
+def same_order(stream: list[tuple[int, list[int]]], size: int) -> bool:
+    """Whether the steps of the first epoch (those that read `size` sequences) come again in
+    the same order next, step by step (each step's reads as a set)."""
+    batches = [set(ids) for _, ids in stream]
+    count, steps = 0, 0
+    while steps < len(batches) and count < size:
+        count, steps = count + len(batches[steps]), steps + 1
+    return (
+        count >= size
+        and 2 * steps <= len(batches)
+        and batches[:steps] == batches[steps : 2 * steps]
+    )
+
+
+def epoch_checks(
+    run: ScriptRun,
+    kill: ScriptRun,
+    resume: ScriptRun,
+    steps: int,
+    kill_after: int,
+    clusters: list[int],
+) -> list[Check]:
+    """The W=2 run reads every training sequence once per epoch across ranks (the training set:
+    every sequence not validated of a cluster trained on), in a new order each epoch; the
+    killed run's reads up to its checkpoint and the relaunch's reads continue the same way
+    (nothing repeated, nothing skipped)."""
+    stream = step_reads(run, 1, steps_made(run))
+    validated = validation_reads(run)
+    trained = {clusters[i] for _, ids in stream for i in ids}
+    expected = {i for i, c in enumerate(clusters) if i not in validated and c in trained}
+    if run.status != "ok":
+        expected = set()
+    problems = epoch_problems(stream, expected) if expected else [f"the run: {run.summary()}"]
+    reads = sum(len(ids) for _, ids in stream)
+    once_detail = (
+        f"{reads} training reads of {len(expected)} training sequences over {len(stream)} steps"
+    )
+    if problems:
+        once_detail += (
+            "; "
+            + "; ".join(problems[:3])
+            + (
+                f"{CAUSE}batches that lose sequences (drop_last) or shards that overlap across "
+                "ranks (each rank samples the whole set, a bucket sampler not split by rank)"
+            )
+        )
+    fresh = bool(expected) and reads >= 2 * len(expected) and not same_order(stream, len(expected))
+    order_detail = f"{reads} training reads, {len(expected)} per epoch"
+    if not fresh:
+        order_detail += (
+            f"; the second epoch reads the first one's order{CAUSE}the order is not drawn per "
+            "epoch (DistributedSampler.set_epoch not called, or one generator seed for all)"
+        )
+    again = steps_made(resume)
+    resumed_at = steps - again
+    chain = step_reads(kill, 1, resumed_at) + [
+        (resumed_at + s, ids) for s, ids in step_reads(resume, 1, again)
+    ]
+    resume_detail = (
+        f"killed after step {kill_after}; the relaunch: {resume.summary()}, {again} steps "
+        f"(resumed at step {resumed_at})"
+    )
+    ok = resume.status == "ok" and bool(expected) and 0 < again < steps
+    if ok:
+        # exact epochs; or, when the uninterrupted run has none, the same reads as it
+        wrong = epoch_problems(chain, expected)
+        same = [(k, sorted(ids)) for k, ids in chain] == [(k, sorted(ids)) for k, ids in stream]
+        ok = not wrong or (bool(problems) and same)
+        if not ok:
+            resume_detail += (
+                "; "
+                + "; ".join(wrong[:3])
+                + (
+                    f"{CAUSE}the data position is not restored: the relaunch starts its epoch over "
+                    "(or at another epoch's order) instead of at the checkpoint's step"
+                )
+            )
+    return [
+        check("epoch.exactly_once", not problems, once_detail),
+        check("epoch.reshuffled", fresh, order_detail),
+        check("epoch.resume_continues", ok, resume_detail),
+    ]
