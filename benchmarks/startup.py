@@ -319,6 +319,12 @@ def main() -> int:
     parser.add_argument("--reviews", type=int, help="overrides the size's review count")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--ratings", type=int, default=30)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="keep the generated decks and database in this folder and reuse them on the next "
+        "run (building 1,000,000 reviews takes minutes); the rating run changes the schedule",
+    )
     parser.add_argument("--child", choices=["start", "rate", "bare"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child == "bare":
@@ -332,15 +338,23 @@ def main() -> int:
     args.reviews = args.reviews or size_reviews
 
     with tempfile.TemporaryDirectory(prefix="drill-bench-") as tmp:
-        home, deck_dir = Path(tmp) / "home", Path(tmp) / "decks"
+        root = args.data or Path(tmp)
+        home, deck_dir = root / "home", root / "decks"
         env = {**os.environ, "DRILL_HOME": str(home), "DRILL_DECKS": str(deck_dir)}
         # An installed drill has bytecode like any package; this sandbox sets
         # PYTHONDONTWRITEBYTECODE, which would make every start recompile drill's own modules
         # (~100 ms) while textual's come precompiled. The untimed first run writes them.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ.update(DRILL_HOME=env["DRILL_HOME"], DRILL_DECKS=env["DRILL_DECKS"])
-        ids = write_decks(deck_dir, args.cards, args.decks)
-        fill_database(home / "drill.sqlite3", ids, args.reviews)
+        if args.data is not None and (home / "drill.sqlite3").exists():
+            ids = [
+                f"bench-{d}-{c}" for d in range(args.decks) for c in range(args.cards // args.decks)
+            ]
+            print(f"reusing the decks and database in {args.data}")
+            (home / "cache" / "decks.json").unlink(missing_ok=True)  # the cold start below
+        else:
+            ids = write_decks(deck_dir, args.cards, args.decks)
+            fill_database(home / "drill.sqlite3", ids, args.reviews)
         print(f"data: {len(ids)} cards in {args.decks} deck files, {args.reviews} review rows")
         print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 

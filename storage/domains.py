@@ -61,7 +61,11 @@ def parse_time(value: Any, column: str) -> datetime:
         raise OutOfDomain(f"{column} {shown(value)} carries an offset (drill stores UTC)")
     if not EARLIEST.year <= moment.year < LATEST.year:  # EARLIEST <= moment < LATEST, cheaply
         raise OutOfDomain(f"{column} {shown(value)} is outside 1970..2999")
-    return moment.replace(tzinfo=UTC)
+    # what moment.replace(tzinfo=UTC) gives, in a third of its time (issue 40: three times per
+    # schedule row, 50,000 rows at every start). Not fromisoformat(value + "Z"): Python 3.11
+    # reads '20260312T120Z' and '... 00:00:00 Z' where it refuses them without the 'Z'.
+    return datetime(moment.year, moment.month, moment.day, moment.hour, moment.minute,
+                    moment.second, moment.microsecond, UTC)  # fmt: skip
 
 
 def optional_time(value: Any, column: str) -> datetime | None:

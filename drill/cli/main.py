@@ -164,16 +164,17 @@ def cmd_decks_check(args: argparse.Namespace) -> int:
 def cmd_due(args: argparse.Namespace) -> int:
     from drill import times
     from drill.decks.hints import check_command
-    from drill.decks.loader import load_decks
+    from drill.gc_pause import collector_paused
     from drill.paths import database_path
-    from drill.review.due import due_counts
+    from drill.review.due import deck_index, due_counts
     from drill.review.queue import planned_review_day
     from drill.settings import load_settings
     from storage.snapshot import read_snapshot
 
     settings = load_settings()
-    decks = load_decks(args.decks)
-    snapshot = read_snapshot(database_path())
+    with collector_paused():  # every card and schedule row becomes objects (issue 40)
+        decks = deck_index(args.decks)  # the deck cache as data when fresh: no models
+        snapshot = read_snapshot(database_path())
     if snapshot is None:  # an older schema: migrate it, then read
         from storage.migrations import migrate_file
 
@@ -182,7 +183,7 @@ def cmd_due(args: argparse.Namespace) -> int:
         if snapshot is None:
             raise DrillError(f"cannot read the database {database_path()}")
     now = times.utc_now()  # the app's one wall clock (a test sets it there)
-    day = planned_review_day(now, settings, snapshot, decks.index)  # the interview plan too
+    day = planned_review_day(now, settings, snapshot, decks)  # the interview plan too
     summaries, total = due_counts(decks.outline(), snapshot.schedules, now, day)
     if args.json:
         payload = {"decks": [s.as_json() for s in summaries], "totals": total}

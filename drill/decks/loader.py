@@ -168,9 +168,9 @@ def _validate(
     per_card = isinstance(raw_cards, list) and len(raw_cards) == len(card_nodes)
     card_dups = [duplicate_keys(node) for node in card_nodes] if per_card else []
     inside = {found for dups in card_dups for found in dups}
-    problems = [
+    problems = [  # the cards' own keys were looked at above: the walk leaves them out
         Problem(path, n, None, f"duplicate key '{k}'")
-        for n, k in duplicate_keys(root)
+        for n, k in duplicate_keys(root, skip=card_nodes if per_card else ())
         if (n, k) not in inside
     ]
     lines, field_lines, repeated = card_lines(path, root)

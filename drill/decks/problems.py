@@ -5,6 +5,7 @@ Lines come from the YAML node tree: a pydantic error location is walked down the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +50,11 @@ def _walk(root: yaml.Node, loc: tuple[Any, ...]) -> tuple[int, yaml.Node | None]
     return line, node
 
 
-def duplicate_keys(root: yaml.Node) -> list[tuple[int, str]]:
-    """(line, key) of every repeated mapping key; each node is looked at once (aliases share)."""
+def duplicate_keys(root: yaml.Node, skip: Iterable[yaml.Node] = ()) -> list[tuple[int, str]]:
+    """(line, key) of every repeated mapping key; each node is looked at once (aliases share).
+    Nodes in `skip` (already looked at, e.g. each card's) are not walked into."""
     found: list[tuple[int, str]] = []
-    seen_nodes: set[int] = set()
+    seen_nodes: set[int] = {id(node) for node in skip}
     todo = [root]
     while todo:
         node = todo.pop()

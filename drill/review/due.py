@@ -147,6 +147,21 @@ class FirstPaint:
         return row.content_hash != record.content_hash()
 
 
+def deck_index(
+    extra_dirs: Iterable[str | Path] | None = None, include_bundled: bool = True
+) -> DeckIndex:
+    """The decks as plain data, for counting (`drill due`): from the deck cache when it is
+    fresh, without building a model per card (issue 40: 2.4 of 5 s at 50,000 cards); else
+    validated by the loader, which refreshes the cache. DeckPathError for a missing dir."""
+    index = load_index(extra_dirs, include_bundled)
+    if index is None:
+        from drill.decks.loader import load_decks
+
+        index = load_decks(extra_dirs, include_bundled).index
+        assert index is not None  # load_decks always assembles one
+    return index
+
+
 def first_paint(
     extra_dirs: Iterable[str | Path] | None = None,
     *,

@@ -9,9 +9,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from storage.db import open_database
-from storage.domains import card_state_problems, review_log_problems
+from storage.domains import OutOfDomain, card_state_problems, parse_time, review_log_problems
 from storage.errors import DamagedRow
 from storage.integrity import MAX_VALUE_LINES, check_database, validate_database
 from storage.migrations import LATEST_VERSION
@@ -175,3 +177,48 @@ def test_a_row_with_a_blob_for_an_id_is_skipped_not_fatal(tmp_path: Path) -> Non
     assert check_database(path)[1] == [
         "values: card_state card b'\\x00\\xff': card_id b'\\x00\\xff' is not an id"
     ]
+
+
+def _parse_time_by_the_rule(value: str) -> datetime | str:
+    """parse_time's rule written plainly: a naive ISO time in 1970..2999, read as UTC."""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return "not a time"
+    if moment.tzinfo is not None:
+        return "carries an offset"
+    if not 1970 <= moment.year < 3000:
+        return "outside 1970..2999"
+    return moment.replace(tzinfo=UTC)
+
+
+_TIME_TEXT = st.one_of(
+    st.text(alphabet="0123456789-:.+ TWZz", max_size=32),
+    st.datetimes().map(lambda moment: str(moment)),
+    st.builds(
+        lambda moment, tail: f"{moment}{tail}",
+        st.datetimes(),
+        st.sampled_from(["Z", "+00:00", "-05:30", "Z+01:00", " ", "x", "+"]),
+    ),
+)
+
+
+@given(_TIME_TEXT)
+@example("2026-03-12")  # a date alone: midnight
+@example("2026-03-12 12:00:00Z")  # an offset already
+@example("3000-01-01 00:00:00")
+@example("1969-12-31 23:59:59.999999")
+@example("2000-01-01 00:00:00 ")  # refused, though with a 'Z' after it, it would parse
+@example("20260312T120")  # the same
+@example("2026-11-01 01:30:00")  # fold 0, as replace() keeps it
+def test_parse_time_keeps_its_rule_on_any_text(value: str) -> None:
+    """parse_time reads most times through a faster path (issue 40): what it accepts, refuses
+    and why is still the plain rule."""
+    expected = _parse_time_by_the_rule(value)
+    try:
+        got: datetime | str = parse_time(value, "due")
+    except OutOfDomain as error:
+        assert isinstance(expected, str) and expected in str(error)
+        return
+    assert isinstance(expected, datetime) and got == expected and got.tzinfo is UTC
+    assert (got.fold, got.replace(tzinfo=None)) == (expected.fold, expected.replace(tzinfo=None))

@@ -125,6 +125,16 @@ def _tamper(change: Any) -> None:
         lambda e: e["hashes"].pop("alpha"),
         lambda e: e.update(mtime_ns="soon"),
         lambda e: e.update(problems=[["line", None, "m"]]),
+        # the checks that compare types inline (issue 40) and the optional fields
+        lambda e: e["deck"]["cards"][0].update(tags=["ok", 1]),
+        lambda e: e["deck"]["cards"][0].update(rubric=[None]),
+        lambda e: e["deck"]["cards"][0].update(exercise=5),
+        lambda e: e["deck"]["cards"][0].update(front=None),
+        lambda e: e.update(deck_line=1.0),
+        lambda e: e["deck"]["cards"][0].update(predict={"ask": "q", "choices": [{"text": "a"}]}),
+        lambda e: e["card_lines"].update(alpha=True),
+        lambda e: e["field_lines"].update(alpha={"id": "4"}),
+        lambda e: e["hashes"].update(alpha=7),
     ],
 )
 def test_an_off_shape_entry_is_not_served(deck_dir: Path, change: Any) -> None:

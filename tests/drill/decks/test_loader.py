@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import yaml
+
 from drill.decks.index import load_index
 from drill.decks.loader import LoadedDeck, Problem, check_paths, load_decks
+from drill.decks.problems import child, duplicate_keys
 
 HEAD = "deck: d\ntitle: D\ncards:\n"
 GOOD_CARD = "  - id: ok\n    level: easy\n    front: Q\n    back: A\n"
@@ -190,3 +193,20 @@ def test_a_quote_never_closed_is_reported_where_it_starts(write_deck: WriteDeck)
     path = write_deck("eof.yaml", HEAD + GOOD_CARD + '    more: "open\n' + "\n" * 5)
     (problem,) = problems_of(path)
     assert problem.startswith(f"{path}:8: YAML syntax error: found unexpected end of stream")
+
+
+def test_a_repeated_deck_key_is_named_once_beside_a_repeated_card_key(
+    write_deck: WriteDeck,
+) -> None:
+    """The deck-level walk leaves the cards' nodes to their own walk (issue 40: one walk of
+    the tree, not two): the deck's repeated key rejects the file, and the card's is not named
+    again as the deck's (the cards of a rejected file are not looked at)."""
+    path = write_deck("both-dup.yaml", HEAD + GOOD_CARD + "    front: again\ntitle: again\n")
+    assert problems_of(path) == [f"{path}:9: duplicate key 'title'"]
+
+
+def test_duplicate_keys_does_not_walk_into_skipped_nodes() -> None:
+    root = yaml.compose("a: {x: 1, x: 2}\nb: {y: 1, y: 2}\n", Loader=yaml.SafeLoader)
+    _, first = child(root, "a")
+    assert duplicate_keys(root) == [(1, "x"), (2, "y")]
+    assert duplicate_keys(root, skip=[first]) == [(2, "y")]
