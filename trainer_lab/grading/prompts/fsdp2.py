@@ -13,9 +13,7 @@ itself, except the step lines' losses), the result a lab result like the DDP rou
 from __future__ import annotations
 
 import random
-import secrets
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -35,13 +33,12 @@ from trainer_lab.grading.prompts.checks_fsdp2_prompt import (
     sharded_checks,
 )
 from trainer_lab.grading.prompts.evaluation import chain_head
+from trainer_lab.grading.prompts.prompt_grading import PromptSpec, draw_seed, grade_prompt
 from trainer_lab.result import Check, variant_dir
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.dataplan import DataPlan
 from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun
-from trainer_lab.usercode.limits import LIMITS_TEXT
-from trainer_lab.usercode.source import read_script, syntax_error
-from trainer_lab.usercode.verdict import begin, check, finish, not_compiled, write_workspace
+from trainer_lab.usercode.verdict import check
 
 FILES = Path(__file__).parent / "fsdp2_files"
 LAB = "mock-coding-fsdp2"
@@ -191,6 +188,11 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
     return reshard_checks(runs["train"], runs["kill"], runs["resume"], NEWEST_CKPT, CKPT_EVERY)
 
 
+SPEC = PromptSpec(
+    LAB, PHASES, CHECK_NAMES, SCRIPT_NAME, (FILES / "drill_data.py",), PHASE_LAUNCHES, phase_checks
+)
+
+
 def grade_fsdp2(
     script_path: Path,
     out_dir: Path,
@@ -203,34 +205,11 @@ def grade_fsdp2(
     timeout_s: float = TIMEOUT_S,
 ) -> Grading:
     """Grade the script as the FSDP2 round's train.py; write out_dir/result.json."""
-    from trainer_lab.grading.grader import likely_causes, run_launches
-
-    chosen = [p for p in PHASES if p in set(phases)]
-    seed = secrets.randbelow(2**31) if seed is None else seed
-    source = read_script(script_path)
-    start = time.monotonic()
-    result = begin(LAB, {"script": str(script_path), "phases": chosen}, 2, out_dir)
-    result["seed"] = seed  # type: ignore[typeddict-unknown-key]
-    bad = syntax_error(source, SCRIPT_NAME)
-    if bad:
-        not_compiled(result, [n for p in chosen for n in CHECK_NAMES[p]], bad)
-        return Grading(finish(result, out_dir, start), out_dir)
-    workspace = out_dir / "workspace"
-    write_workspace(workspace, {SCRIPT_NAME: source}, [FILES / "drill_data.py"])
+    seed = draw_seed(seed)
     plans = launch_plans(seed)
-    needed = {n for p in chosen for n in PHASE_LAUNCHES[p]}
-    runs, skipped = run_launches(
-        [plans[n] for n in plans if n in needed],
-        lambda plan: to_launch(plan, plans, workspace / SCRIPT_NAME, out_dir, seed, timeout_s),
-        parallel,
-        on_progress,
-        cancel,
-    )
-    result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
-    for phase in chosen:
-        result["checks"].extend(phase_checks(phase, runs))
-    result["observations"] = {"not_run": skipped, "limits": LIMITS_TEXT, "kill": plans["kill"].kill}
-    if cancel is not None and cancel.is_set():
-        result["status"] = "cancelled"
-    causes = likely_causes(result["checks"])
-    return Grading(finish(result, out_dir, start, {"likely_causes": causes}), out_dir)
+    return grade_prompt(
+        SPEC, script_path, out_dir, phases, seed=seed, plans=plans,
+        launch=lambda plan, script: to_launch(plan, plans, script, out_dir, seed, timeout_s),
+        observations=lambda runs: {"kill": plans["kill"].kill},
+        parallel=parallel, on_progress=on_progress, cancel=cancel,
+    )  # fmt: skip

@@ -12,9 +12,7 @@ are checks_preempt.py's, the result a lab result like the DDP round's.
 from __future__ import annotations
 
 import random
-import secrets
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -29,12 +27,11 @@ from trainer_lab.grading.prompts.checks_preempt import (
     requeue_checks,
     stop_checks,
 )
+from trainer_lab.grading.prompts.prompt_grading import PromptSpec, draw_seed, grade_prompt
 from trainer_lab.result import Check
 from trainer_lab.usercode.dataplan import DataPlan
 from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun
-from trainer_lab.usercode.limits import LIMITS_TEXT
-from trainer_lab.usercode.source import read_script, syntax_error
-from trainer_lab.usercode.verdict import begin, check, finish, not_compiled, write_workspace
+from trainer_lab.usercode.verdict import check
 
 FILES = Path(__file__).parent / "preempt_files"
 LAB = "mock-coding-preemption"
@@ -175,6 +172,11 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
     return again_checks(runs["term-again"], runs["requeue-again"], CKPT_EVERY, GRACE_S)
 
 
+SPEC = PromptSpec(
+    LAB, PHASES, CHECK_NAMES, SCRIPT_NAME, (FILES / "drill_data.py",), PHASE_LAUNCHES, phase_checks
+)
+
+
 def grade_preemption(
     script_path: Path,
     out_dir: Path,
@@ -187,35 +189,12 @@ def grade_preemption(
     timeout_s: float = TIMEOUT_S,
 ) -> Grading:
     """Grade the script as the preemption round's train.py; write out_dir/result.json."""
-    from trainer_lab.grading.grader import likely_causes, run_launches
-
-    chosen = [p for p in PHASES if p in set(phases)]
-    seed = secrets.randbelow(2**31) if seed is None else seed
-    source = read_script(script_path)
-    start = time.monotonic()
-    result = begin(LAB, {"script": str(script_path), "phases": chosen}, 2, out_dir)
-    result["seed"] = seed  # type: ignore[typeddict-unknown-key]
-    bad = syntax_error(source, SCRIPT_NAME)
-    if bad:
-        not_compiled(result, [n for p in chosen for n in CHECK_NAMES[p]], bad)
-        return Grading(finish(result, out_dir, start), out_dir)
-    workspace = out_dir / "workspace"
-    write_workspace(workspace, {SCRIPT_NAME: source}, [FILES / "drill_data.py"])
-    plans = launch_plans()
-    needed = {n for p in chosen for n in PHASE_LAUNCHES[p]}
-    runs, skipped = run_launches(
-        [plans[n] for n in plans if n in needed],
-        lambda plan: to_launch(plan, workspace / SCRIPT_NAME, out_dir, seed, timeout_s),
-        parallel,
-        on_progress,
-        cancel,
-    )
-    result["launches"] = [runs[name].to_dict() for name in sorted(runs)]
-    for phase in chosen:
-        result["checks"].extend(phase_checks(phase, runs))
-    sent = {name: facts(runs[name]) for name in PREEMPTED if name in runs}
-    result["observations"] = {"not_run": skipped, "limits": LIMITS_TEXT, "sigterm": sent}
-    if cancel is not None and cancel.is_set():
-        result["status"] = "cancelled"
-    causes = likely_causes(result["checks"])
-    return Grading(finish(result, out_dir, start, {"likely_causes": causes}), out_dir)
+    seed = draw_seed(seed)
+    return grade_prompt(
+        SPEC, script_path, out_dir, phases, seed=seed, plans=launch_plans(),
+        launch=lambda plan, script: to_launch(plan, script, out_dir, seed, timeout_s),
+        observations=lambda runs: {
+            "sigterm": {name: facts(runs[name]) for name in PREEMPTED if name in runs}
+        },
+        parallel=parallel, on_progress=on_progress, cancel=cancel,
+    )  # fmt: skip
