@@ -1,7 +1,7 @@
 """Mutation testing of the graders: mutants of each model answer, each run through the real check.
 
-    python benchmarks/mutants.py [--exercise NAME ...] [--coding] [--stretch PHASE ...]
-                                 [--sample N] [--seed S]
+    python benchmarks/mutants.py [--exercise NAME ...] [--coding] [--prompt NAME ...]
+                                 [--stretch PHASE ...] [--sample N] [--seed S]
                                  [--jobs N] [--timeout S] [--phases a,b] [--json FILE] [--list]
 
 With no --exercise and no --coding, every exercise is run (not the coding round). Mutants come
@@ -10,7 +10,11 @@ mutmut or cosmic-ray). Each mutant is written to a fresh temporary directory, ne
 model answer, and checked the way `drill exercise check` checks a user's file
 (trainer_lab.exercises.runner.check_exercise), or, for --coding, graded the way `drill mock
 grade` grades a train.py (trainer_lab.grading.grade, on --phases, every phase by default), or,
-for --stretch PHASE, that stretch phase's model answer graded on that phase alone.
+for --stretch PHASE, that stretch phase's model answer graded on that phase alone. --prompt NAME
+(eval, fsdp2, preemption, biotech, ddp; implies --coding, whose default is ddp) mutates that
+round prompt's model answer (trainer_lab.grading.prompts) and grades each mutant with that
+prompt's own grader on its phases (--phases, every phase of the prompt by default). The grading's
+fault plan and data are drawn from --seed, so a run is repeatable.
 
 Verdicts: killed (some check failed: the first failing check is named, with its detail),
 survived (every check passed: either an equivalent mutant or a missing check), invalid (does not
@@ -35,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.mutator import Mutant, compile_error, mutants, sample
 from trainer_lab.exercises.catalogue import EXERCISES
 
-CODING = "coding-round"
+CODING = "coding-round"  # the ddp prompt's target; another prompt's is CODING + "-" + its id
 STRETCH = "stretch-"  # + a stretch phase: its model answer, graded on that phase
 TARGET = 0.90
 
@@ -80,10 +84,17 @@ def run_exercise(name: str, m: Mutant, timeout_s: float | None) -> Verdict:
 
 
 def run_coding(
-    m: Mutant, phases: tuple[str, ...], timeout_s: float | None, target: str = CODING
+    m: Mutant,
+    phases: tuple[str, ...],
+    timeout_s: float | None,
+    target: str = CODING,
+    prompt: str = "ddp",
+    seed: int | None = None,
 ) -> Verdict:
-    from trainer_lab.grading import DEFAULT_TIMEOUT_S, grade
+    """Grade the mutant as `prompt`'s train.py on `phases` (the grading's draws from `seed`)."""
+    from trainer_lab.grading.prompts import get_prompt
 
+    options = {"timeout_s": timeout_s} if timeout_s else {}
     bad = compile_error(m.source, "train.py")
     if bad:
         return _verdict(target, m, "invalid", detail=bad)
@@ -92,7 +103,7 @@ def run_coding(
         path.parent.mkdir()
         path.write_text(m.source)
         start = time.monotonic()
-        grading = grade(path, Path(tmp) / "out", phases, timeout_s=timeout_s or DEFAULT_TIMEOUT_S)
+        grading = get_prompt(prompt).grade(path, Path(tmp) / "out", phases, seed=seed, **options)
         seconds = time.monotonic() - start
     return _judge(target, m, grading.status, grading.checks, seconds)
 
@@ -109,11 +120,23 @@ def _judge(target: str, m: Mutant, status: str, checks: list, seconds: float) ->
     )
 
 
-def source_of(target: str) -> str:
-    if target == CODING:
-        from trainer_lab.grading import model_answer_source
+def prompt_target(prompt: str) -> str:
+    return CODING if prompt == "ddp" else f"{CODING}-{prompt}"
 
-        return model_answer_source()
+
+def prompt_of(target: str) -> str | None:
+    """The round prompt a target mutates (None for an exercise or a stretch phase)."""
+    if target == CODING:
+        return "ddp"
+    return target.removeprefix(CODING + "-") if target.startswith(CODING + "-") else None
+
+
+def source_of(target: str) -> str:
+    prompt = prompt_of(target)
+    if prompt is not None:
+        from trainer_lab.grading.prompts import get_prompt
+
+        return get_prompt(prompt).model_answer()
     if target.startswith(STRETCH):
         from trainer_lab.grading import stretch_model_answer
 
@@ -157,6 +180,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--exercise", action="append", default=[], metavar="NAME")
     parser.add_argument("--coding", action="store_true", help="the coding round's train.py")
     parser.add_argument(
+        "--prompt",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a round prompt's model answer (ddp, eval, fsdp2, preemption, biotech)",
+    )
+    parser.add_argument(
         "--stretch",
         action="append",
         default=[],
@@ -167,24 +197,33 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="mutants checked at a time")
     parser.add_argument("--timeout", type=float, default=None, help="per run (default: spec's)")
-    parser.add_argument("--phases", default="", help="coding round phases (default: all)")
+    parser.add_argument(
+        "--phases", default="", help="coding round phases (default: all of the prompt's)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="append verdicts as JSON lines")
     parser.add_argument("--list", action="store_true", help="list the mutants; run nothing")
     args = parser.parse_args(argv)
     unknown = [n for n in args.exercise if n not in EXERCISES]
     if unknown:
         parser.error(f"unknown exercise(s): {unknown}; known: {sorted(EXERCISES)}")
-    from trainer_lab.grading import PHASES, STRETCH_PHASES
+    from trainer_lab.grading import STRETCH_PHASES
+    from trainer_lab.grading.prompts import PROMPT_IDS, get_prompt
 
+    bad_prompts = [p for p in args.prompt if p not in PROMPT_IDS]
+    if bad_prompts:
+        parser.error(f"unknown prompt(s): {bad_prompts}; known: {list(PROMPT_IDS)}")
+    prompts = list(dict.fromkeys(args.prompt)) or (["ddp"] if args.coding else [])
+    asked = tuple(p for p in args.phases.split(",") if p)
+    for prompt in prompts:
+        known = get_prompt(prompt).phases + (STRETCH_PHASES if prompt == "ddp" else ())
+        if any(p not in known for p in asked):
+            parser.error(f"--phases {args.phases!r}: {prompt}'s phases are {list(known)}")
     wrong = [p for p in args.stretch if p not in STRETCH_PHASES]
     if wrong:
         parser.error(f"unknown stretch phase(s): {wrong}; known: {list(STRETCH_PHASES)}")
-    targets = list(args.exercise) or ([] if args.coding or args.stretch else sorted(EXERCISES))
-    if args.coding:
-        targets.append(CODING)
+    targets = list(args.exercise) or ([] if prompts or args.stretch else sorted(EXERCISES))
+    targets += [prompt_target(p) for p in prompts]
     targets += [STRETCH + p for p in args.stretch]
-
-    phases = tuple(p for p in args.phases.split(",") if p) or PHASES
 
     rows: dict[str, tuple[int, list[Verdict]]] = {}
     for target in targets:
@@ -197,11 +236,13 @@ def main(argv: list[str]) -> int:
             continue
 
         def one(m: Mutant, target: str = target) -> Verdict:
-            if target == CODING:
-                return run_coding(m, phases, args.timeout)
+            prompt = prompt_of(target)
+            if prompt is not None:
+                phases = asked or get_prompt(prompt).phases
+                return run_coding(m, phases, args.timeout, target, prompt, args.seed)
             if target.startswith(STRETCH):
                 phase = (target.removeprefix(STRETCH),)
-                return run_coding(m, phase, args.timeout, target)
+                return run_coding(m, phase, args.timeout, target, seed=args.seed)
             return run_exercise(target, m, args.timeout)
 
         verdicts: list[Verdict] = []

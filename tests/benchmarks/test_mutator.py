@@ -187,6 +187,64 @@ def test_every_model_answer_has_mutants_and_all_of_them_compile() -> None:
         assert all(compile_error(m.source) is None for m in found), name
 
 
+def test_every_round_prompts_model_answer_has_mutants_that_compile() -> None:
+    from trainer_lab.grading.prompts import PROMPT_IDS, get_prompt
+
+    for name in PROMPT_IDS:
+        found = mutants(get_prompt(name).model_answer())
+        assert found, name
+        assert all(compile_error(m.source) is None for m in found), name
+
+
+def test_mutants_script_lists_a_seeded_sample_of_the_chosen_prompts_model_answer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks.mutants import main
+    from trainer_lab.grading.prompts import get_prompt
+
+    every = mutants(get_prompt("biotech").model_answer())
+    assert main(["--prompt", "biotech", "--sample", "3", "--seed", "1", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"== coding-round-biotech: 3 of {len(every)} mutants"
+    assert lines[1:] == [f"  {m.describe()}  =>  {m.after}" for m in sample(every, 3, 1)]
+    with pytest.raises(SystemExit):
+        main(["--prompt", "nope", "--list"])
+    with pytest.raises(SystemExit):  # a phase of another prompt
+        main(["--prompt", "eval", "--phases", "restart", "--list"])
+
+
+def test_a_prompts_mutant_is_graded_by_that_prompts_grader_on_its_phases(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    import trainer_lab.grading.prompts as prompts
+    from benchmarks.mutants import run_coding
+
+    calls: list[tuple[str, tuple[str, ...], int | None, str]] = []
+    failing = {"name": "masks.no_padding_in_loss", "passed": False, "detail": "pad  reached"}
+
+    def fake(name: str) -> SimpleNamespace:
+        def grade(script: Path, out_dir: Path, phases: tuple[str, ...], seed=None, **_: object):
+            calls.append((name, phases, seed, script.read_text()))
+            checks = [failing] if "BAD" in script.read_text() else []
+            return SimpleNamespace(status="failed" if checks else "ok", checks=checks)
+
+        return SimpleNamespace(grade=grade)
+
+    monkeypatch.setattr(prompts, "get_prompt", fake)
+    good, bad = mutants("x = 1\ny = 'OK'\n"), mutants("x = 1\ny = 'BAD'\n")
+    survived = run_coding(good[0], ("masks",), None, "coding-round-biotech", "biotech", 5)
+    killed = run_coding(bad[0], ("masks", "split"), None, "coding-round-biotech", "biotech", 5)
+    assert [c[:3] for c in calls] == [
+        ("biotech", ("masks",), 5),
+        ("biotech", ("masks", "split"), 5),
+    ]
+    assert calls[0][3] == good[0].source  # the mutant, not the model answer, is graded
+    assert (survived.verdict, killed.verdict) == ("survived", "killed")
+    assert killed.by == ["masks.no_padding_in_loss"] and killed.detail == "pad reached"
+
+
 # ---- lab tier: a fixed sample of mutants of the model answers, each still killed ---------------
 
 # (exercise, Mutant.key, a check that failed on it in the run recorded in
