@@ -14,12 +14,14 @@ EPOCH_CARDS = ("map-sampler-state-correctness", "hard-resume-correctness")
 FAILED: dict[str, Template] = {
     "masks.trains": Template(
         "bio-trains",
-        'Your W=2 run did not train as the contract asks: "{evidence}". Walk me through one '
-        "step: what each rank reads, pads, and all-reduces.",
+        'Your script did not train as the contract asks: "{evidence}". Walk me through one '
+        "step, as one process and as two: what each rank reads, pads, feeds to the loss and "
+        "all-reduces, and what it prints.",
         (
             "Each rank pads its share of the global batch and computes a masked loss sum",
-            "The gradients are all-reduced so that the replicas stay identical",
-            "The loop ends at exactly --steps, counted across restarts",
+            "The dataset's labels are the targets, so other labels give other gradients",
+            "The printed loss is the mean over the real residues, not a sum",
+            "Without torchrun it runs as one process: no process group, no all-reduce",
         ),
         MASK_CARDS,
     ),

@@ -78,6 +78,28 @@ FAILED: dict[str, Template] = {
         ),
         ATOMIC_CARDS,
     ),
+    "requeue.drill_data_order": Template(
+        "preempt-given-order",
+        'Your uninterrupted run did not read the given order: "{evidence}". Which samples does '
+        "each rank read at step k, and which epoch's order are they from?",
+        (
+            "Epoch e reads epoch_order(e): the epoch counter starts at 0 and only goes up",
+            "Global step k of the epoch takes the k-th W*B ids; rank r the r-th B of them",
+            "The remainder is dropped; the next epoch starts from its beginning",
+        ),
+        ("map-sampler-state-correctness", "infra-requeue-resume"),
+    ),
+    "requeue.saves_every_c": Template(
+        "preempt-periodic-save",
+        'Your uninterrupted run did not checkpoint after every C-th step: "{evidence}". Why '
+        "keep periodic checkpoints when SIGTERM already triggers a save?",
+        (
+            "Not every end gives notice: a crash, an OOM kill or a lost node saves nothing",
+            "The save condition is step % C == 0 on the count of steps done",
+            "The newest complete checkpoint bounds the work lost to C steps",
+        ),
+        ("infra-requeue-resume", "hard-checkpoint-atomicity"),
+    ),
 }
 
 WHAT_IF: dict[str, Template] = {

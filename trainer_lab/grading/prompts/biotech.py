@@ -35,10 +35,14 @@ SCRIPT_NAME = "train.py"
 NUM_SEQUENCES = 60  # mirrors biotech_files/drill_data.py (a test keeps them equal)
 AMINO_IDS = (1, 21)  # the amino acids' token ids: [1, 21) (drill_data.py)
 SPECIAL_IDS = (0, 21, 22, 23)  # the token ids that are not amino acids: PAD_ID is drawn here
+RELABEL_BIT = 2**32  # drill_data._sample: seed // RELABEL_BIT shifts every label
 STEPS = 16  # over two epochs at W=2 for any split that trains on more than 32 sequences
 CKPT_EVERY = 4
 KILL_AFTER = 2 * CKPT_EVERY + 1  # the relaunch resumes at step 8: inside the second epoch
 TIMEOUT_S = 90.0  # per launch
+# step 1's printed loss over ln(CLASSES): an untrained tagger's mean cross-entropy per residue
+# (a sum, or a mean per sequence, is tens to thousands of times larger)
+LOSS_BAND = (0.5, 3.0)
 
 PHASES = ("masks", "split", "epoch")
 CHECK_NAMES: dict[str, tuple[str, ...]] = {
@@ -51,9 +55,13 @@ CHECK_NAMES: dict[str, tuple[str, ...]] = {
 GRADED: dict[str, str] = {
     "masks": f"""\
 W=2, N={STEPS}, C={CKPT_EVERY}: exits 0 after N optimizer steps on each rank (replicas
-identical); run again on the same sequences with another PAD_ID (in both runs the
-model's nn.Embedding reads every id that is not an amino acid as that run's PAD_ID):
-every step's gradients and printed loss are the same (padding never reaches the loss)""",
+identical), and as one process (python train.py): N steps, loss lines for steps
+1..N, a checkpoint in DIR; step 1's printed loss is a mean per residue (an
+untrained tagger's: x{LOSS_BAND[0]:g}-{LOSS_BAND[1]:g} of ln 3); run again on the same residues with
+other labels: step 1's gradients differ (the labels reach the loss); and on the
+same sequences with another PAD_ID (in both runs the model's nn.Embedding reads
+every id that is not an amino acid as that run's PAD_ID): every step's gradients
+and printed loss are the same (padding never reaches the loss)""",
     "split": """\
 from the sequences the W=2 run read for steps 1..N (training) and after step N
 (validation): no cluster on both sides; every sequence of a held-out cluster
@@ -120,16 +128,20 @@ def launch_plans(seed: int) -> tuple[dict[str, LaunchPlan], dict[str, int]]:
     base = LaunchPlan("train", 2, STEPS, CKPT_EVERY, data="train")
     plans = (
         base,
-        replace(base, name="pad"),
         replace(base, name="kill", kill=(kill_rank, KILL_AFTER)),
+        replace(base, name="pad"),
+        replace(base, name="labels"),
+        # not "single": the DDP round's fail-fast (a hang there stops every other launch)
+        replace(base, name="one_process", world_size=0),
         replace(base, name="resume", continues="kill"),
     )
-    pads = {"train": pad, "pad": other_pad, "kill": pad, "resume": pad}
+    pads = {name: pad for name in ("one_process", "train", "labels", "kill", "resume")}
+    pads["pad"] = other_pad
     return {plan.name: plan for plan in plans}, pads
 
 
 PHASE_LAUNCHES: dict[str, tuple[str, ...]] = {
-    "masks": ("train", "pad"),
+    "masks": ("train", "one_process", "labels", "pad"),
     "split": ("train",),
     "epoch": ("train", "kill", "resume"),
 }
@@ -138,12 +150,14 @@ PHASE_LAUNCHES: dict[str, tuple[str, ...]] = {
 def to_launch(
     plan: LaunchPlan, pad_id: int, script: Path, out_dir: Path, seed: int, timeout_s: float
 ) -> ScriptLaunch:
-    """The launch of `plan`, its PAD_ID `pad_id`; in the two launches the masks check compares,
+    """The launch of `plan`, its PAD_ID `pad_id`; in the launches the masks checks compare,
     every non-amino-acid id the model's embedding reads is read as that launch's PAD_ID (the
-    padding differs whatever value the script padded with)."""
+    padding differs whatever value the script padded with); launch "labels" reads the train
+    launch's residues with every label shifted (drill_data._sample)."""
     from trainer_lab.grading.grader import launch_for
 
     remap = (*AMINO_IDS, pad_id) if plan.name in PHASE_LAUNCHES["masks"] else None
+    relabel = RELABEL_BIT if plan.name == "labels" else 0
     return launch_for(
         plan,
         script,
@@ -151,7 +165,7 @@ def to_launch(
         timeout_s,
         seed=seed,
         ckpt_of=plan.continues or plan.name,
-        data=DataPlan(seed=group_seed(seed, plan.data), pad_id=pad_id, token_remap=remap),
+        data=DataPlan(seed=group_seed(seed, plan.data) + relabel, pad_id=pad_id, token_remap=remap),
     )
 
 
@@ -162,7 +176,7 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
             check(n, False, f"not run: {missing}", {"not_run": True}) for n in CHECK_NAMES[phase]
         ]
     if phase == "masks":
-        return mask_checks(runs["train"], runs["pad"], STEPS)
+        return mask_checks(runs, STEPS, LOSS_BAND)
     if phase == "split":
         return split_checks(runs["train"], given_index("CLUSTERS"))
     clusters = given_index("CLUSTERS")

@@ -15,6 +15,7 @@ class Variant(NamedTuple):
 
 
 PAD_CHECK = ("masks.padding_never_in_loss",)
+TRAINS = ("masks.trains",)
 SPLIT = """    held_out = {c for c in data.clusters if c % 5 == 0}
     train = [i for i, c in enumerate(data.clusters) if c not in held_out]
     val = [i for i, c in enumerate(data.clusters) if c in held_out]
@@ -54,6 +55,27 @@ VARIANTS: dict[str, Variant] = {
     "mask_off_by_one": Variant(
         PAD_CHECK,
         (("        real[row, : len(t)] = True\n", "        real[row, : len(t) + 1] = True\n"),),
+    ),
+    # the targets are made from the tokens, not read from the dataset: the labels never reach
+    # the loss (other labels, the same step-1 gradients)
+    "labels_ignored": Variant(
+        TRAINS,
+        (("        labels[row, : len(t)] = y\n", "        labels[row, : len(t)] = t % CLASSES\n"),),
+    ),
+    # the printed loss is the global sum over residues, not their mean (training is right)
+    "loss_summed": Variant(
+        TRAINS,
+        (
+            (
+                "        mean = all_sum(float(loss_sum.detach()), world) / total\n",
+                "        mean = all_sum(float(loss_sum.detach()), world)\n",
+            ),
+        ),
+    ),
+    # the process group is always initialised: `python train.py` fails without torchrun's env
+    "one_process_broken": Variant(
+        TRAINS,
+        (('    distributed = "RANK" in os.environ\n', "    distributed = True\n"),),
     ),
     # a random 70/30 split of the sequences: near-duplicates of training sequences validate
     "random_split_by_sequence": Variant(

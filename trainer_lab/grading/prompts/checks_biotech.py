@@ -4,6 +4,8 @@ rank 0's JSON lines, judged against the contract (biotech.py)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Any
 
 from trainer_lab.grading.checks_run import max_abs_diff
@@ -15,6 +17,7 @@ from trainer_lab.usercode.verdict import check
 
 GRAD_TOLERANCE = 1e-6  # relative: the same residues in another padding give the same sums
 LOSS_TOLERANCE = 1e-6
+CLASSES = 3  # drill_data.CLASSES (a test keeps them equal)
 
 
 def steps_made(run: ScriptRun) -> int:
@@ -66,17 +69,103 @@ def _grad_differs(a: dict[str, Any], b: dict[str, Any]) -> float:
     return max(gap, max_abs_diff(a, b)) / scale
 
 
-def mask_checks(run: ScriptRun, padded: ScriptRun, steps: int) -> list[Check]:
-    """`run` and `padded` read the same sequences with another PAD_ID: when padding never reaches
-    the loss (not as a target, not as a key the residues attend to), every step's gradients and
-    the printed losses are the same."""
+def step_losses(run: ScriptRun) -> dict[int, float]:
+    """Step -> the loss rank 0 printed for it."""
+    found = {}
+    for item in lines(run):
+        try:
+            found[int(item["step"])] = float(item["loss"])
+        except (KeyError, TypeError, ValueError):
+            continue
+    return found
+
+
+def one_process_problem(printed: list[int], made: int, saved: int, steps: int) -> str | None:
+    """Why a one-process run (exit 0) did not do what the contract asks: `made` optimizer steps,
+    the steps of its printed loss lines, `saved` files left in its checkpoint dir."""
+    if made != steps:
+        return f"{made} optimizer steps (expected {steps})"
+    if printed != list(range(1, steps + 1)):
+        return f"loss lines printed for steps {printed[:5]}{'...' if len(printed) > 5 else ''}"
+    if not saved:
+        return "no checkpoint saved"
+    return None
+
+
+def loss_scale_problem(loss: float | None, band: tuple[float, float], classes: int) -> str | None:
+    """Why step 1's printed loss is not an untrained tagger's mean cross-entropy per residue
+    (within `band` times ln(classes))."""
+    if loss is None:
+        return "no loss printed for step 1"
+    ratio = loss / math.log(classes)
+    if not math.isfinite(ratio) or not band[0] <= ratio <= band[1]:
+        return f"step 1's printed loss {loss:.4g} is x{ratio:.3g} ln {classes}"
+    return None
+
+
+def labels_problem(mine: dict[str, Any], relabelled: dict[str, Any]) -> str | None:
+    """Why step 1's gradients with every label shifted show that the labels never reach the
+    loss (the same gradients as with the dataset's labels)."""
+    if not mine or not relabelled:
+        return "no gradient recorded at step 1"
+    if _grad_differs(mine, relabelled) <= GRAD_TOLERANCE:
+        return "step 1's gradients are the same with other labels"
+    return None
+
+
+def train_detail(runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, float]) -> str:
+    """Beyond the W=2 run: the one-process run, step 1's loss scale and the labels' effect
+    ('' when all hold)."""
+    single, relabelled, run = runs["one_process"], runs["labels"], runs["train"]
+    problems = []
+    why = single.summary()
+    if single.status == "ok":
+        saved = sum(1 for f in single.launch.ckpt_dir.rglob("*") if f.is_file())
+        why = one_process_problem(sorted(step_losses(single)), steps_made(single), saved, steps)
+    if why:
+        problems.append(
+            f"as one process (python train.py): {why}{CAUSE}the script assumes torchrun (a "
+            "process group, a rank or a world size other than 0 and 1 without RANK in the "
+            "environment)"
+        )
+    why = loss_scale_problem(step_losses(run).get(1), band, CLASSES)
+    if why:
+        problems.append(
+            f"{why}, expected x{band[0]:g}-{band[1]:g} for the mean cross-entropy per residue "
+            f"of an untrained tagger{CAUSE}the printed loss is a sum (or multiplied by the "
+            "residue count, or a mean per sequence), not the mean over the global batch's "
+            "real residues"
+        )
+    if relabelled.status != "ok" or not steps_made(relabelled):
+        problems.append(f"with other labels: {relabelled.summary()}")
+    else:
+        first = (_grads(run, 0) or [{}])[0], (_grads(relabelled, 0) or [{}])[0]
+        why = labels_problem(*first)
+        if why:
+            problems.append(
+                f"{why}{CAUSE}the labels never reach the loss (targets not copied from the "
+                "dataset: zeros, or the tokens)"
+            )
+    return "; ".join(problems)
+
+
+def mask_checks(
+    runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, float]
+) -> list[Check]:
+    """`masks.trains`: the W=2 run trains (trains()), so does one process, step 1's printed loss
+    is a mean per residue and shifted labels change step 1's gradients. `padded` reads the
+    W=2 run's sequences with another PAD_ID: when padding never reaches the loss (not as a
+    target, not as a key the residues attend to), every step's gradients and the printed losses
+    are the same."""
+    run, padded = runs["train"], runs["pad"]
     ran, trained = trains(run, steps)
+    more = train_detail(runs, steps, band) if ran else ""
+    trains_check = check(
+        "masks.trains", ran and not more, f"{trained}; {more}" if more else trained
+    )
     if not ran or padded.status != "ok" or steps_made(padded) != steps:
         why = f"{trained}; with another PAD_ID: {padded.summary()}, {steps_made(padded)} steps"
-        return [
-            check("masks.trains", ran, trained),
-            check("masks.padding_never_in_loss", False, why),
-        ]
+        return [trains_check, check("masks.padding_never_in_loss", False, why)]
     worst, where = 0.0, ""
     for rank in run.ranks():
         for k, (a, b) in enumerate(zip(_grads(run, rank), _grads(padded, rank), strict=False)):
@@ -100,7 +189,7 @@ def mask_checks(run: ScriptRun, padded: ScriptRun, steps: int) -> list[Check]:
             "or a mask off by one), residues attending to padded keys (no key_padding_mask), "
             "or a mean over padded length; or a run that is not deterministic (unseeded order)"
         )
-    return [check("masks.trains", ran, trained), check("masks.padding_never_in_loss", ok, detail)]
+    return [trains_check, check("masks.padding_never_in_loss", ok, detail)]
 
 
 def split_checks(run: ScriptRun, clusters: list[int]) -> list[Check]:

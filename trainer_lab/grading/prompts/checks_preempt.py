@@ -4,13 +4,16 @@ script returned), judged against the contract (preemption.py)."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+from trainer_lab.grading.prompts.checks_fsdp2_prompt import started_at
 from trainer_lab.result import Check
 from trainer_lab.root_cause import read_failures
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.evidence import (
     fetches,
+    save_events,
     script_end_time,
     script_ended,
     step_records,
@@ -265,6 +268,97 @@ def bit_for_bit(
     if causes:
         detail += CAUSE + "; ".join(dict.fromkeys(causes))
     return not problems, detail
+
+
+# Mirrors preempt_files/drill_data.py (a test keeps them equal); the grader must not import torch.
+DATASET_SIZE = 44
+BATCH_SIZE = 4
+ORDER_SEED = 17
+
+
+def epoch_order(epoch: int) -> list[int]:
+    """drill_data.epoch_order: the sample ids of epoch `epoch`, in the order they are read."""
+    order = list(range(DATASET_SIZE))
+    random.Random(ORDER_SEED + epoch).shuffle(order)
+    return order
+
+
+def given_batch(step: int, rank: int, world: int) -> list[int]:
+    """The ids `rank` reads for global step `step` (1-based) in drill_data's order: epoch e's
+    global batches cut from epoch_order(e), rank r the r-th BATCH_SIZE of each, the remainder
+    dropped."""
+    global_batch = BATCH_SIZE * world
+    epoch, k = divmod(step - 1, DATASET_SIZE // global_batch)
+    start = k * global_batch + rank * BATCH_SIZE
+    return epoch_order(epoch)[start : start + BATCH_SIZE]
+
+
+def in_given_order(run: ScriptRun, total: int) -> tuple[bool, str]:
+    """Every rank's reads of steps 1..total are drill_data's: step s's BATCH_SIZE reads (in
+    fetch order; the order within a batch is free, reads past the last step are a prefetch)
+    are the ids given_batch(s, rank, W)."""
+    world = len(run.ranks())
+    problems: list[str] = []
+    for rank in run.ranks():
+        reads = [sample for _, sample in fetches(run.observe_dir, rank)]
+        for step in range(1, total + 1):
+            got = reads[(step - 1) * BATCH_SIZE : step * BATCH_SIZE]
+            want = given_batch(step, rank, world)
+            if sorted(got) != sorted(want):
+                epoch = (step - 1) // (DATASET_SIZE // (BATCH_SIZE * world))
+                problems.append(
+                    f"rank {rank}: step {step} read samples {got} (drill_data's order: "
+                    f"{want}, epoch_order({epoch})'s)"
+                )
+                break
+    if problems:
+        return False, "; ".join(problems) + (
+            f"{CAUSE}the reads do not follow drill_data's order: another epoch's order (a wrong "
+            "epoch number), an own shuffle, another cut of the global batch into the ranks' "
+            "shares, or the remainder not dropped"
+        )
+    if run.status != "ok":
+        return False, f"uninterrupted run: {run.summary()}"
+    return True, f"every rank read drill_data's order for steps 1-{total}"
+
+
+SAVE_KINDS = ("save", "write", "create", "rename")  # records of a file put into the dir
+
+
+def saved_after(run: ScriptRun) -> list[int]:
+    """The steps after which some rank wrote (or renamed) a file into the checkpoint dir."""
+    steps = {
+        started_at(event)
+        for event in save_events(run.observe_dir, run.ranks())
+        if event["event"] in SAVE_KINDS
+    }
+    return sorted(step for step in steps if isinstance(step, int))
+
+
+def saves_every_c(run: ScriptRun, every: int, total: int) -> tuple[bool, str]:
+    """The uninterrupted run wrote a checkpoint into DIR after every `every`-th step."""
+    want = list(range(every, total + 1, every))
+    saved = saved_after(run)
+    missing = [step for step in want if step not in saved]
+    seen = f"checkpoint files written after steps {saved or 'none'} (C={every}: {want} wanted)"
+    if missing:
+        return False, (
+            f"{seen}; none after step {', '.join(map(str, missing))}{CAUSE}the periodic save's "
+            "condition is not `step % C == 0` on the count of steps done (a save before the "
+            "count is updated, `//` for `%`, a save only at SIGTERM)"
+        )
+    if run.status != "ok":
+        return False, f"uninterrupted run: {run.summary()}; {seen}"
+    return True, seen
+
+
+def straight_checks(straight: ScriptRun, every: int, total: int) -> list[Check]:
+    """The uninterrupted run against item 1 of the contract: drill_data's order, a checkpoint
+    after every C-th step."""
+    return [
+        check("requeue.drill_data_order", *in_given_order(straight, total)),
+        check("requeue.saves_every_c", *saves_every_c(straight, every, total)),
+    ]
 
 
 def per_run(verdicts: dict[str, tuple[bool, str]]) -> tuple[bool, str]:

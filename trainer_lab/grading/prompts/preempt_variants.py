@@ -20,6 +20,8 @@ RESUMES = "requeue.resumes_where_stopped"
 BIT_FOR_BIT = "requeue.bit_for_bit"
 AGAIN_EXIT = "again.exits_0_in_grace"
 AGAIN_RESUMES = "again.resumes_complete"
+DRILL_ORDER = "requeue.drill_data_order"
+SAVES_EVERY_C = "requeue.saves_every_c"
 HANDLER = "    signal.signal(signal.SIGTERM, on_sigterm)\n"
 AGREE = "        if distributed:\n            dist.all_reduce(stop, op=dist.ReduceOp.MAX)\n"
 ATOMIC = '    torch.save(state, path + ".tmp")\n    os.replace(path + ".tmp", path)\n'
@@ -106,6 +108,19 @@ VARIANTS: dict[str, Variant] = {
     "data_position_not_restored": Variant(
         (BIT_FOR_BIT,), ((RESTORE, '        step, epoch, position = state["step"], 0, 0\n'),)
     ),
+    # its own shuffle per epoch, not drill_data's epoch_order (the same after a requeue)
+    "shuffles_its_own_order": Variant(
+        (DRILL_ORDER,),
+        (
+            (
+                "epoch_order(epoch)[start : start + BATCH_SIZE]",
+                "torch.randperm(DATASET_SIZE, generator=torch.Generator().manual_seed(epoch))"
+                ".tolist()[start : start + BATCH_SIZE]",
+            ),
+        ),
+    ),
+    # a checkpoint only at SIGTERM, none after every C-th step
+    "saves_only_on_sigterm": Variant((SAVES_EVERY_C,), ((STOP_SAVE, "stop.item()"),)),
 }
 
 

@@ -26,6 +26,7 @@ from trainer_lab.grading.prompts.checks_preempt import (
     facts,
     requeue_checks,
     stop_checks,
+    straight_checks,
 )
 from trainer_lab.grading.prompts.prompt_grading import PromptSpec, draw_seed, grade_prompt
 from trainer_lab.result import Check
@@ -49,7 +50,12 @@ TIMEOUT_S = 60.0  # per launch
 PHASES = ("stop", "requeue", "again")
 CHECK_NAMES: dict[str, tuple[str, ...]] = {
     "stop": ("stop.exits_0_in_grace", "stop.stop_together"),
-    "requeue": ("requeue.resumes_where_stopped", "requeue.bit_for_bit"),
+    "requeue": (
+        "requeue.resumes_where_stopped",
+        "requeue.bit_for_bit",
+        "requeue.drill_data_order",
+        "requeue.saves_every_c",
+    ),
     "again": ("again.exits_0_in_grace", "again.resumes_complete"),
 }
 
@@ -61,10 +67,13 @@ W=2, N={STEPS}, C={CKPT_EVERY}, twice: SIGTERM reaches one rank right after step
 then the other rank first, and this one only after step {TERM_AFTER + LATE_BY}. Each time
 every rank stops after the same step ({TERM_AFTER} or {TERM_AFTER + 1}) and returns exit 0
 within {GRACE_S:.0f} s of its SIGTERM""",
-    "requeue": """\
+    "requeue": f"""\
 the same command again on DIR: it starts from the parameters the preempted run
 stopped with, makes the steps left, and every rank's final parameters equal an
-uninterrupted run's bit for bit (the same samples, the same dropout masks)""",
+uninterrupted run's bit for bit (the same samples, the same dropout masks). That
+uninterrupted run (W=2, N={STEPS}, C={CKPT_EVERY}) reads drill_data's order at every step
+(each rank its share of epoch_order(e)'s global batch) and writes a checkpoint into
+DIR after every C-th step ({", ".join(map(str, range(CKPT_EVERY, STEPS + 1, CKPT_EVERY)))})""",
     "again": f"""\
 as "stop" (first run), and a second SIGTERM comes midway through each rank's first
 write into DIR after its first (a torch.save, a file object, any file): every rank
@@ -168,7 +177,10 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
     if phase == "stop":
         return stop_checks(runs["term"], TERM_AFTER, GRACE_S, runs["term-late"])
     if phase == "requeue":
-        return requeue_checks(runs["straight"], runs["term"], runs["requeue"], STEPS)
+        return [
+            *requeue_checks(runs["straight"], runs["term"], runs["requeue"], STEPS),
+            *straight_checks(runs["straight"], CKPT_EVERY, STEPS),
+        ]
     return again_checks(runs["term-again"], runs["requeue-again"], CKPT_EVERY, GRACE_S)
 
 

@@ -4,7 +4,9 @@ every check; each wrong variant fails exactly the checks of its bug: padding in 
 attention, pad_sequence's zeros in the loss (caught because the grader reads every
 non-amino-acid id as the launch's PAD_ID, usercode/token_remap.py), a split by sequence, a
 validation over one shard, one order for every epoch, drop_last, ranks reading the same bucket,
-a resume that starts its epoch over. Graded through trainer_lab.grading.grade(...,
+a resume that starts its epoch over, targets not read from the dataset (other labels, the same
+gradients), a printed sum instead of the mean per residue, a script that only runs under
+torchrun. Graded through trainer_lab.grading.grade(...,
 prompt="biotech"), the hook `drill mock grade --prompt biotech` takes."""
 
 from __future__ import annotations

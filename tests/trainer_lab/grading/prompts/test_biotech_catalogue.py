@@ -1,20 +1,24 @@
 """The biotech prompt's parts hang together without a run: the grader's copy of the index is the
 given dataset's, the variants are the model answer with their edits and name real checks; and its
-checks' pure rules (epochs cut from the reads, the order compared, the held-out clusters) judge
-hand-made read streams."""
+checks' pure rules (epochs cut from the reads, the order compared, the held-out clusters; the
+one-process run, step 1's loss scale, the labels' effect on the gradients) judge hand-made
+evidence."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import math
 
 from trainer_lab.grading.prompts import get_prompt
 from trainer_lab.grading.prompts.biotech import (
     AMINO_IDS,
     CHECK_NAMES,
     FILES,
+    LOSS_BAND,
     NUM_SEQUENCES,
     PHASES,
+    RELABEL_BIT,
     SPECIAL_IDS,
     given_file,
     given_index,
@@ -22,8 +26,12 @@ from trainer_lab.grading.prompts.biotech import (
 )
 from trainer_lab.grading.prompts.biotech_variants import VARIANTS, variant_source
 from trainer_lab.grading.prompts.checks_biotech import (
+    CLASSES,
     epoch_problems,
     held_out_clusters,
+    labels_problem,
+    loss_scale_problem,
+    one_process_problem,
     same_order,
 )
 
@@ -45,6 +53,25 @@ def test_the_graders_index_is_the_given_datasets():
     item = data.ProteinSet()[5]
     assert item[0] == 5 and len(item[1]) == len(item[2]) == data.LENGTHS[5]
     assert item[3] == data.CLUSTERS[5] and low <= int(item[1].min()) <= int(item[1].max()) < high
+    assert data.CLASSES == CLASSES and data.RELABEL_BIT == RELABEL_BIT
+
+
+def test_a_relabelled_seed_serves_the_same_residues_with_every_label_shifted():
+    data = _drill_data()
+    seed = 2**32 - 1  # the largest seed the grader draws (a crc32)
+    for index in (0, 17, 59):
+        tokens, labels = data._sample(seed, index)
+        same, shifted = data._sample(seed + RELABEL_BIT, index)
+        assert same.tolist() == tokens.tolist()
+        assert shifted.tolist() == ((labels + 1) % data.CLASSES).tolist()
+
+
+def test_the_masks_launches_read_one_data_group_and_one_runs_as_plain_python():
+    plans, pads = launch_plans(seed=7)
+    masks = ("train", "one_process", "labels", "pad")
+    assert {plans[n].data for n in masks} == {"train"} and plans["one_process"].world_size == 0
+    assert pads["labels"] == pads["one_process"] == pads["train"]
+    assert all(plans[n].steps == plans["train"].steps for n in masks)
 
 
 def test_two_launches_pad_with_two_ids_that_are_not_amino_acids():
@@ -96,3 +123,29 @@ def test_held_out_clusters_are_validated_and_never_trained():
     clusters = [0, 0, 1, 1, 2]
     assert held_out_clusters(clusters, {0, 1, 2}, {3, 4}) == {2}
     assert held_out_clusters(clusters, {0, 2}, {1, 3, 4}) == {2}
+
+
+def test_a_one_process_run_must_step_print_and_save():
+    assert one_process_problem([1, 2, 3], 3, 1, 3) is None
+    assert one_process_problem([1, 2], 2, 1, 3) == "2 optimizer steps (expected 3)"
+    assert one_process_problem([], 3, 0, 3) == "loss lines printed for steps []"  # not rank 0
+    assert one_process_problem([1, 2, 3], 3, 0, 3) == "no checkpoint saved"
+
+
+def test_step_1s_loss_is_an_untrained_taggers_mean_per_residue():
+    ln3 = math.log(CLASSES)
+    assert loss_scale_problem(1.27, LOSS_BAND, CLASSES) is None
+    assert loss_scale_problem(ln3 * LOSS_BAND[1], LOSS_BAND, CLASSES) is None
+    summed = loss_scale_problem(1.1 * 160, LOSS_BAND, CLASSES)  # a sum over 160 residues
+    assert summed == f"step 1's printed loss 176 is x{176 / ln3:.3g} ln 3"
+    assert loss_scale_problem(0.1, LOSS_BAND, CLASSES) is not None  # divided twice
+    assert loss_scale_problem(float("nan"), LOSS_BAND, CLASSES) is not None
+    assert loss_scale_problem(None, LOSS_BAND, CLASSES) == "no loss printed for step 1"
+
+
+def test_labels_reach_the_loss_when_other_labels_change_step_1s_gradients():
+    grad = {"digest": "a1", "norm": 0.5, "sample": [0.1, -0.2]}
+    other = {"digest": "b2", "norm": 0.6, "sample": [0.3, -0.1]}
+    assert labels_problem(grad, other) is None
+    assert labels_problem(grad, dict(grad)) == "step 1's gradients are the same with other labels"
+    assert labels_problem({}, other) == "no gradient recorded at step 1"

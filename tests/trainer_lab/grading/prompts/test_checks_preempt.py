@@ -2,18 +2,28 @@
 a launch (the SIGTERMs it sent, each optimizer step's parameter digests, the samples read, when
 each rank's script returned) judged as the contract says: exit 0 within the grace period, stop
 together, resume from the state at the stop, continue bit for bit, and after a second SIGTERM
-during the save start from the newest complete checkpoint."""
+during the save start from the newest complete checkpoint; the uninterrupted run reads
+drill_data's order and checkpoints after every C-th step."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 from trainer_lab.grading.prompts.checks_preempt import (
+    BATCH_SIZE,
+    DATASET_SIZE,
     again_checks,
+    epoch_order,
+    given_batch,
+    in_given_order,
     requeue_checks,
+    saves_every_c,
     stop_checks,
+    straight_checks,
 )
+from trainer_lab.grading.prompts.preemption import FILES
 from trainer_lab.result import FAILURES_DIR
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun
@@ -312,3 +322,94 @@ def test_a_run_that_failed_before_any_save_keeps_its_verdicts_without_a_second_s
     checks = again_checks(term, older, 4, 5.0)
     assert verdicts(checks) == {"again.exits_0_in_grace": False, "again.resumes_complete": True}
     assert "no SIGTERM handler" in detail(checks, "again.exits_0_in_grace")
+
+
+def read_as(run_: ScriptRun, batch_of) -> ScriptRun:
+    """`run_` with its ranks' reads replaced: step k (1-based) reads batch_of(k, rank)."""
+    observe = run_.observe_dir
+    for rank in (0, 1):
+        reads = [{"pstep": k - 1, "id": i} for k in range(1, 13) for i in batch_of(k, rank)]
+        (observe / protocol.fetch_file(rank)).write_text(
+            "".join(json.dumps(r) + "\n" for r in reads)
+        )
+    return run_
+
+
+def wrote(run_: ScriptRun, after: dict[int, list[int]], event: str = "save") -> ScriptRun:
+    """`run_` with save records: rank -> the steps after which it wrote a checkpoint file."""
+    for rank, steps in after.items():
+        lines = [
+            {"event": event, "path": f"ckpt/step-{k}.pt", "pstep": k, "origin": k} for k in steps
+        ]
+        (run_.observe_dir / protocol.saves_file(rank)).write_text(
+            "".join(json.dumps(r) + "\n" for r in lines)
+        )
+    return run_
+
+
+def shifted_epochs(step: int, rank: int) -> list[int]:
+    """given_batch with the epoch counted down (epoch - 1 for a new epoch): mutant #72."""
+    epoch, k = divmod(step - 1, 5)  # 5 steps an epoch at W=2
+    start = k * 8 + rank * 4
+    return epoch_order(-epoch)[start : start + 4]
+
+
+def test_the_uninterrupted_run_reads_drill_datas_order_or_fails_naming_the_step(tmp_path):
+    given = read_as(run(tmp_path, "given", (0, 12)), lambda k, r: given_batch(k, r, 2)[::-1])
+    ok, text = in_given_order(given, 12)
+    assert ok, text  # the order within a rank's batch is free
+    wrong = read_as(run(tmp_path, "minus", (0, 12)), shifted_epochs)
+    ok, text = in_given_order(wrong, 12)
+    assert not ok
+    assert text.startswith("rank 0: step 6 read samples") and "epoch_order(1)'s" in text
+    swapped = read_as(run(tmp_path, "swapped", (0, 12)), lambda k, r: given_batch(k, 1 - r, 2))
+    ok, text = in_given_order(swapped, 12)
+    assert not ok and "rank 0: step 1" in text and "rank 1: step 1" in text
+
+
+def test_the_given_order_is_cut_per_epoch_with_the_remainder_dropped():
+    # 44 samples, 8 a step at W=2: 5 steps an epoch, ids 40..43 of each epoch's order dropped
+    assert given_batch(1, 1, 2) == epoch_order(0)[4:8]
+    assert given_batch(5, 1, 2) == epoch_order(0)[36:40]
+    assert given_batch(6, 0, 2) == epoch_order(1)[0:4]
+    assert epoch_order(1) != epoch_order(0) and sorted(epoch_order(2)) == list(range(44))
+
+
+def test_the_graders_copy_of_the_order_is_drill_datas():
+    path = FILES / "drill_data.py"
+    spec = importlib.util.spec_from_file_location("preempt_drill_data", path)
+    drill_data = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(drill_data)
+    assert (drill_data.DATASET_SIZE, drill_data.BATCH_SIZE) == (DATASET_SIZE, BATCH_SIZE)
+    assert all(drill_data.epoch_order(e) == epoch_order(e) for e in (-1, 0, 1, 2, 3))
+
+
+def test_a_checkpoint_after_every_c_th_step_passes_and_a_missing_one_is_named(tmp_path):
+    every = wrote(run(tmp_path, "every", (0, 12)), {0: [4, 8, 12]})
+    assert saves_every_c(every, 4, 12) == (
+        True,
+        "checkpoint files written after steps [4, 8, 12] (C=4: [4, 8, 12] wanted)",
+    )
+    renamed = wrote(run(tmp_path, "renamed", (0, 12)), {0: [4, 12], 1: [8]}, "rename")
+    assert saves_every_c(renamed, 4, 12)[0]
+    early = wrote(run(tmp_path, "early", (0, 12)), {0: [1, 2, 3, 12]})  # step // C == 0
+    ok, text = saves_every_c(early, 4, 12)
+    assert not ok and "after steps [1, 2, 3, 12]" in text and "none after step 4, 8" in text
+    assert "`//` for `%`" in text
+    ok, text = saves_every_c(run(tmp_path, "never", (0, 12)), 4, 12)
+    assert not ok and "after steps none" in text and "none after step 4, 8, 12" in text
+
+
+def test_the_straight_checks_fail_a_failed_run_even_in_order(tmp_path):
+    failed_run = read_as(run(tmp_path, "failed", (0, 12), status="failed"), given_batch_w2)
+    wrote(failed_run, {0: [4, 8, 12]})
+    checks = straight_checks(failed_run, 4, 12)
+    assert verdicts(checks) == {
+        "requeue.drill_data_order": False,
+        "requeue.saves_every_c": False,
+    }
+    assert detail(checks, "requeue.drill_data_order").startswith("uninterrupted run: ")
+
+
+def given_batch_w2(step: int, rank: int) -> list[int]:
+    return given_batch(step, rank, 2)
