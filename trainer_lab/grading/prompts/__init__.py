@@ -17,6 +17,7 @@ cluster, exact epochs across ranks and a resume). Follow-up tables live on the d
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,114 +76,65 @@ def _ddp() -> Prompt:
 SECOND_DDP_ANSWER = Path(__file__).parent / "ddp_files" / "second_answer.py"
 
 
-def _eval() -> Prompt:
-    from trainer_lab.grading.prompts import evaluation
+def _catalogued(
+    prompt_id: str, module_name: str, grader: str, title: str, prompt: str
+) -> Callable[[], Prompt]:
+    """The builder of a catalogue prompt whose module keeps the usual names (CONTRACT, PHASES,
+    CHECK_NAMES, GRADED, LAB, given_file and its grading function `grader`): imported only
+    when the entry is built, so listing the catalogue stays light."""
 
-    def grade(script: Path, out_dir: Path, phases: Any = evaluation.PHASES, **options: Any) -> Any:
-        return evaluation.grade_evaluation(script, out_dir, phases, **options)
+    def build() -> Prompt:
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        grading = getattr(module, grader)
 
-    return Prompt(
-        id="eval",
-        title="Distributed evaluation",
-        minutes=45,
-        prompt=(
-            "Your eval numbers differ across world sizes: make them exact, evaluate during "
-            "training, and keep the best checkpoint across restarts."
-        ),
-        contract=evaluation.CONTRACT,
-        phases=evaluation.PHASES,
-        check_names=evaluation.CHECK_NAMES,
-        graded=graded_rows(evaluation.GRADED),
-        starter=lambda: evaluation.given_file("starter.py"),
-        model_answer=lambda: evaluation.given_file("train.py"),
-        second_answer=lambda: evaluation.given_file("second_answer.py"),
-        dataset=lambda: evaluation.given_file("drill_data.py"),
-        grade=grade,
-        lab=evaluation.LAB,
-    )
+        def grade(script: Path, out_dir: Path, phases: Any = module.PHASES, **options: Any) -> Any:
+            return grading(script, out_dir, phases, **options)
 
+        def given(name: str) -> Callable[[], str]:
+            return lambda: module.given_file(name)
 
-def _fsdp2() -> Prompt:
-    from trainer_lab.grading.prompts import fsdp2
+        return Prompt(
+            id=prompt_id,
+            title=title,
+            minutes=45,
+            prompt=prompt,
+            contract=module.CONTRACT,
+            phases=module.PHASES,
+            check_names=module.CHECK_NAMES,
+            graded=graded_rows(module.GRADED),
+            starter=given("starter.py"),
+            model_answer=given("train.py"),
+            second_answer=given("second_answer.py"),
+            dataset=given("drill_data.py"),
+            grade=grade,
+            lab=module.LAB,
+        )
 
-    def grade(script: Path, out_dir: Path, phases: Any = fsdp2.PHASES, **options: Any) -> Any:
-        return fsdp2.grade_fsdp2(script, out_dir, phases, **options)
-
-    return Prompt(
-        id="fsdp2",
-        title="FSDP2 first",
-        minutes=45,
-        prompt=(
-            "Train this model with FSDP2 from the start: shard it per block, checkpoint it "
-            "sharded, and resume on another number of ranks without changing the training."
-        ),
-        contract=fsdp2.CONTRACT,
-        phases=fsdp2.PHASES,
-        check_names=fsdp2.CHECK_NAMES,
-        graded=graded_rows(fsdp2.GRADED),
-        starter=lambda: fsdp2.given_file("starter.py"),
-        model_answer=lambda: fsdp2.given_file("train.py"),
-        second_answer=lambda: fsdp2.given_file("second_answer.py"),
-        dataset=lambda: fsdp2.given_file("drill_data.py"),
-        grade=grade,
-        lab=fsdp2.LAB,
-    )
+    return build
 
 
-def _preempt() -> Prompt:
-    from trainer_lab.grading.prompts import preemption
-
-    def grade(script: Path, out_dir: Path, phases: Any = preemption.PHASES, **options: Any) -> Any:
-        return preemption.grade_preemption(script, out_dir, phases, **options)
-
-    return Prompt(
-        id="preemption",
-        title="Survive preemption",
-        minutes=45,
-        prompt=(
-            "Your jobs run on preemptible capacity: make this trainer take the scheduler's "
-            "SIGTERM on every rank, save and exit in the grace period, and continue bit for bit "
-            "when it is requeued."
-        ),
-        contract=preemption.CONTRACT,
-        phases=preemption.PHASES,
-        check_names=preemption.CHECK_NAMES,
-        graded=graded_rows(preemption.GRADED),
-        starter=lambda: preemption.given_file("starter.py"),
-        model_answer=lambda: preemption.given_file("train.py"),
-        second_answer=lambda: preemption.given_file("second_answer.py"),
-        dataset=lambda: preemption.given_file("drill_data.py"),
-        grade=grade,
-        lab=preemption.LAB,
-    )
-
-
-def _biotech() -> Prompt:
-    from trainer_lab.grading.prompts import biotech
-
-    def grade(script: Path, out_dir: Path, phases: Any = biotech.PHASES, **options: Any) -> Any:
-        return biotech.grade_biotech(script, out_dir, phases, **options)
-
-    return Prompt(
-        id="biotech",
-        title="Biotech data pipeline",
-        minutes=45,
-        prompt=(
-            "Build the data pipeline for protein sequences: batch variable lengths with correct "
-            "masks, split train and validation by sequence cluster, and read every sequence "
-            "once per epoch across ranks, also across a restart mid-epoch."
-        ),
-        contract=biotech.CONTRACT,
-        phases=biotech.PHASES,
-        check_names=biotech.CHECK_NAMES,
-        graded=graded_rows(biotech.GRADED),
-        starter=lambda: biotech.given_file("starter.py"),
-        model_answer=lambda: biotech.given_file("train.py"),
-        second_answer=lambda: biotech.given_file("second_answer.py"),
-        dataset=lambda: biotech.given_file("drill_data.py"),
-        grade=grade,
-        lab=biotech.LAB,
-    )
+_eval = _catalogued(
+    "eval", "evaluation", "grade_evaluation", "Distributed evaluation",
+    "Your eval numbers differ across world sizes: make them exact, evaluate during "
+    "training, and keep the best checkpoint across restarts.",
+)  # fmt: skip
+_fsdp2 = _catalogued(
+    "fsdp2", "fsdp2", "grade_fsdp2", "FSDP2 first",
+    "Train this model with FSDP2 from the start: shard it per block, checkpoint it "
+    "sharded, and resume on another number of ranks without changing the training.",
+)  # fmt: skip
+_preempt = _catalogued(
+    "preemption", "preemption", "grade_preemption", "Survive preemption",
+    "Your jobs run on preemptible capacity: make this trainer take the scheduler's "
+    "SIGTERM on every rank, save and exit in the grace period, and continue bit for bit "
+    "when it is requeued.",
+)  # fmt: skip
+_biotech = _catalogued(
+    "biotech", "biotech", "grade_biotech", "Biotech data pipeline",
+    "Build the data pipeline for protein sequences: batch variable lengths with correct "
+    "masks, split train and validation by sequence cluster, and read every sequence "
+    "once per epoch across ranks, also across a restart mid-epoch.",
+)  # fmt: skip
 
 
 _BUILDERS: dict[str, Callable[[], Prompt]] = {
