@@ -45,7 +45,7 @@ def test_the_shaped_link_sets_the_pace_and_hierarchy_crosses_it_less(tmp_path: P
         assert "no netem" in obs["shaping"]["note"]
     assert 0.5 <= obs["shaped_over_rate"] <= 2.0
     # the unshaped link is far faster than the shaped one; the fit is a line through the times
-    assert obs["fit"]["cross"]["bandwidth_mbit"] > 2 * obs["fit"]["shaped"]["bandwidth_mbit"]
+    assert obs["seconds"]["shaped"][-1] > 2 * obs["seconds"]["cross"][-1]  # 8 MiB: ~10x apart
     assert obs["fit"]["shaped"]["r2"] > 0.9
     # a 2-process all_reduce moves its message once each way; the flat 2x2 ring 1.5x each way,
     # the hierarchical one once each way (the intra-node steps stay off the link)
@@ -76,7 +76,8 @@ def test_each_sabotage_fails_its_check(tmp_path: Path, sabotage: str, failing: s
     if sabotage == "no_broadcast":  # fewer bytes, but the non-leaders never get the sum
         assert obs["hierarchical_over_flat_bytes"] < 0.8 and obs["results_agree"] is False
     if sabotage == "no_shaping":
-        assert obs["shaping"]["mode"] == "none" and obs["shaped_over_rate"] > 2.0
+        over = obs["shaped_over_rate"]  # None: no slope left to fit on the fast link
+        assert obs["shaping"]["mode"] == "none" and (over is None or over > 2.0)
 
 
 @pytest.mark.lab
@@ -89,7 +90,9 @@ def test_loopback_mode_says_the_link_checks_did_not_run(tmp_path: Path) -> None:
     assert obs["mode"] == "loopback" and obs["mode_note"]
     assert obs["shaping"]["mode"] == "none" and obs["shaped_over_rate"] is None
     assert obs["crossing_bytes"] == {"flat": None, "hierarchical": None}
-    assert obs["fit"]["intra"]["bandwidth_mbit"] > 0  # the timings still ran
+    # the timings still ran (a fit of sizes up to 1 MiB on a loaded machine may have no slope)
+    intra = obs["seconds"]["intra"]
+    assert len(intra) == len(message_sizes(1024)) and all(t > 0 for t in intra)
     details = {c["name"]: c["detail"] for c in result["checks"]}
     assert checks(result) == dict.fromkeys(CHECKS, False)
     assert all(details[name].startswith("did not run: loopback mode") for name in CHECKS)
