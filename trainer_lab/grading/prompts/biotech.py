@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import ast
 import random
-import threading
-from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from trainer_lab.grading.contract import LaunchPlan
 from trainer_lab.grading.data_plans import group_seed
 from trainer_lab.grading.graded_table import graded_table
-from trainer_lab.grading.outcome import Grading
 from trainer_lab.grading.prompts.checks_biotech import epoch_checks, mask_checks, split_checks
-from trainer_lab.grading.prompts.prompt_grading import PromptSpec, draw_seed, grade_prompt
+from trainer_lab.grading.prompts.prompt_grading import Launches, PromptSpec, prompt_grader
 from trainer_lab.result import Check
 from trainer_lab.usercode.dataplan import DataPlan
 from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun
@@ -188,25 +185,14 @@ SPEC = PromptSpec(
 )
 
 
-def grade_biotech(
-    script_path: Path,
-    out_dir: Path,
-    phases: Iterable[str] = PHASES,
-    *,
-    parallel: int = 2,
-    on_progress: Callable[[str], None] | None = None,
-    cancel: threading.Event | None = None,
-    seed: int | None = None,
-    timeout_s: float = TIMEOUT_S,
-) -> Grading:
-    """Grade the script as the biotech round's train.py; write out_dir/result.json."""
-    seed = draw_seed(seed)
+def _launches(seed: int, out_dir: Path, timeout_s: float) -> Launches:
     plans, pads = launch_plans(seed)
-    return grade_prompt(
-        SPEC, script_path, out_dir, phases, seed=seed, plans=plans,
-        launch=lambda plan, script: to_launch(
-            plan, pads[plan.name], script, out_dir, seed, timeout_s
-        ),
-        observations=lambda runs: {"kill": plans["kill"].kill, "pad_ids": pads},
-        parallel=parallel, on_progress=on_progress, cancel=cancel,
-    )  # fmt: skip
+    return Launches(
+        plans,
+        lambda plan, script: to_launch(plan, pads[plan.name], script, out_dir, seed, timeout_s),
+        lambda runs: {"kill": plans["kill"].kill, "pad_ids": pads},
+    )
+
+
+grade_biotech = prompt_grader(SPEC, _launches, TIMEOUT_S)
+"""Grade the script as this round's train.py; write out_dir/result.json."""

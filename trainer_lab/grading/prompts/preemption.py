@@ -12,15 +12,12 @@ are checks_preempt.py's, the result a lab result like the DDP round's.
 from __future__ import annotations
 
 import random
-import threading
-from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from trainer_lab.grading.contract import LaunchPlan
 from trainer_lab.grading.data_plans import group_seed
 from trainer_lab.grading.graded_table import graded_table
-from trainer_lab.grading.outcome import Grading
 from trainer_lab.grading.prompts.checks_preempt import (
     again_checks,
     facts,
@@ -28,7 +25,7 @@ from trainer_lab.grading.prompts.checks_preempt import (
     stop_checks,
     straight_checks,
 )
-from trainer_lab.grading.prompts.prompt_grading import PromptSpec, draw_seed, grade_prompt
+from trainer_lab.grading.prompts.prompt_grading import Launches, PromptSpec, prompt_grader
 from trainer_lab.result import Check
 from trainer_lab.usercode.dataplan import DataPlan
 from trainer_lab.usercode.harness import Faults, ScriptLaunch, ScriptRun
@@ -189,24 +186,13 @@ SPEC = PromptSpec(
 )
 
 
-def grade_preemption(
-    script_path: Path,
-    out_dir: Path,
-    phases: Iterable[str] = PHASES,
-    *,
-    parallel: int = 2,
-    on_progress: Callable[[str], None] | None = None,
-    cancel: threading.Event | None = None,
-    seed: int | None = None,
-    timeout_s: float = TIMEOUT_S,
-) -> Grading:
-    """Grade the script as the preemption round's train.py; write out_dir/result.json."""
-    seed = draw_seed(seed)
-    return grade_prompt(
-        SPEC, script_path, out_dir, phases, seed=seed, plans=launch_plans(),
-        launch=lambda plan, script: to_launch(plan, script, out_dir, seed, timeout_s),
-        observations=lambda runs: {
-            "sigterm": {name: facts(runs[name]) for name in PREEMPTED if name in runs}
-        },
-        parallel=parallel, on_progress=on_progress, cancel=cancel,
-    )  # fmt: skip
+def _launches(seed: int, out_dir: Path, timeout_s: float) -> Launches:
+    return Launches(
+        launch_plans(),
+        lambda plan, script: to_launch(plan, script, out_dir, seed, timeout_s),
+        lambda runs: {"sigterm": {name: facts(runs[name]) for name in PREEMPTED if name in runs}},
+    )
+
+
+grade_preemption = prompt_grader(SPEC, _launches, TIMEOUT_S)
+"""Grade the script as this round's train.py; write out_dir/result.json."""

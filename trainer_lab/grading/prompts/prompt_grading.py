@@ -108,3 +108,42 @@ def grade_prompt(
         result["status"] = "cancelled"
     causes = likely_causes(result["checks"])
     return Grading(finish(result, out_dir, start, {"likely_causes": causes}), out_dir)
+
+
+@dataclass(frozen=True)
+class Launches:
+    """A prompt's launches for one grading: the plans by name, how one is launched on the
+    workspace's script, and the prompt's own observations of the runs."""
+
+    plans: Mapping[str, LaunchPlan]
+    launch: Callable[[LaunchPlan, Path], ScriptLaunch]
+    observations: Callable[[Mapping[str, ScriptRun]], Mapping[str, Any]]
+
+
+def prompt_grader(
+    spec: PromptSpec, launches: Callable[[int, Path, float], Launches], timeout_s: float
+) -> Callable[..., Grading]:
+    """The prompt's grading function, `grade(script_path, out_dir, phases, *, parallel,
+    on_progress, cancel, seed, timeout_s)`: the seed drawn (or the one given), then
+    `launches(seed, out_dir, timeout_s)` and grade_prompt."""
+
+    def grade(
+        script_path: Path,
+        out_dir: Path,
+        phases: Iterable[str] = spec.phases,
+        *,
+        parallel: int = 2,
+        on_progress: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None,
+        seed: int | None = None,
+        timeout_s: float = timeout_s,
+    ) -> Grading:
+        drawn = draw_seed(seed)
+        chosen = launches(drawn, out_dir, timeout_s)
+        return grade_prompt(
+            spec, script_path, out_dir, phases, seed=drawn, plans=chosen.plans,
+            launch=chosen.launch, observations=chosen.observations,
+            parallel=parallel, on_progress=on_progress, cancel=cancel,
+        )  # fmt: skip
+
+    return grade
