@@ -14,7 +14,7 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.support.clocks import Clock
-from tests.support.pilot import steady_cursors
+from tests.support.pilot import screen_text, steady_cursors
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -122,7 +122,12 @@ def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
             await pilot.press(*press)
             steady_cursors(pilot.app)
             await pilot.pause()
+            seen.append(screen_text(pilot.app))
 
-        return snap_compare(app, terminal_size=terminal_size, run_before=then_steady, **options)
+        seen: list[str] = []
+        matched = snap_compare(app, terminal_size=terminal_size, run_before=then_steady, **options)
+        if not matched and seen:  # the CI log shows what was on screen, not only "mismatched"
+            print("--- the screen before the snapshot ---\n" + seen[-1])
+        return matched
 
     return compare

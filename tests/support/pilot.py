@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Input, RadioButton, Static, TextArea
 
+from drill.services import ServicesSlot
 from drill.tui.plain import PlainNotices
 
 
@@ -94,12 +95,26 @@ class HostApp(PlainNotices[None]):
 
 
 async def settle(pilot: Pilot) -> None:
-    """Workers (the app's heavy load) done and the screen idle: ready for a snapshot."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await until(pilot, lambda: not any(w.is_running for w in pilot.app.workers))
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    """Workers (the app's heavy load) done and the screen idle: ready for a snapshot. drill's
+    app loads its services in a worker started after the first refresh, and the screens read
+    the database again once they arrive: wait for the load to be settled first, then until no
+    worker runs across two idle pauses (a finished worker's handler may start another)."""
+    app = pilot.app
+    slot = getattr(app, "slot", None)
+    if isinstance(slot, ServicesSlot):
+        await until(pilot, lambda: slot.settled)
+    quiet = 0
+    for _ in range(200):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if any(not w.is_finished for w in app.workers):
+            quiet = 0
+        else:
+            quiet += 1
+            if quiet == 2:
+                return
+        await pilot.pause(0.02)
+    raise AssertionError("the app's workers never settled")
 
 
 async def start_review(pilot: Pilot) -> None:
