@@ -115,8 +115,9 @@ async def test_home_refreshes_after_a_rating_and_when_the_next_card_falls_due(
 
 
 @run_async
-async def test_a_rating_in_review_refreshes_home_underneath(make_app: Any) -> None:
-    """Issue 34: home, under the review screen on the stack, shows the rating at once."""
+async def test_ratings_in_review_cost_home_no_read_until_it_shows_again(make_app: Any) -> None:
+    """Home's read walks every card (seconds at 50,000): under the review screen, which hides
+    it, ratings only mark it stale; back on home, one read shows them."""
     from drill.tui.screens.review import ReviewScreen
 
     app = make_app()
@@ -126,13 +127,54 @@ async def test_a_rating_in_review_refreshes_home_underneath(make_app: Any) -> No
         home = app.screen
         assert isinstance(home, HomeScreen)
         assert row_text(home, "#decks", "alpha")[1:] == ["0", "3", "-"]
+        reads = count_reads(home)
         await pilot.press("enter")  # the alpha deck's review
         await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
         review = app.screen
         await until(pilot, lambda: review.card is not None)
         await pilot.press("space", "1")  # a new card rated Again: in learning now
-        await until(pilot, lambda: row_text(home, "#decks", "alpha")[2] == "2")
-        assert app.screen is review  # still reviewing: home read again underneath
+        await until(pilot, lambda: home.stale)
+        await pilot.press("space", "3")
+        await pilot.pause()
+        assert app.screen is review and reads == []  # nothing read under the review
+        assert row_text(home, "#decks", "alpha")[2] == "3"  # the table is as it was
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is home)
+        await until(pilot, lambda: row_text(home, "#decks", "alpha")[2] == "1")
+        assert reads and not home.stale  # (the fixed clock keeps "due in 1m" re-reading)
+
+
+@run_async
+async def test_a_rating_under_a_dialog_refreshes_home_behind_it(make_app: Any) -> None:
+    """A dialog leaves home in sight: a rating announced while one is open reads at once."""
+    from drill.tui.screens.browser_dialogs import ConfirmScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        home = app.screen
+        assert isinstance(home, HomeScreen)
+        reads = count_reads(home)
+        app.push_screen(ConfirmScreen("Go on?"))
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert not home.hidden
+        announce_rated(app, ["a1"])
+        await until(pilot, lambda: len(reads) == 1)
+        assert app.screen is not home and not home.stale
+
+
+def count_reads(home: HomeScreen) -> list[int]:
+    """Home's reads from now on, one entry each."""
+    reads: list[int] = []
+    real_read = home.refresh_counts
+
+    def counted() -> None:
+        reads.append(1)
+        real_read()
+
+    home.refresh_counts = counted  # type: ignore[method-assign]
+    return reads
 
 
 @run_async
