@@ -18,6 +18,18 @@ STRETCH_HELP = (
 )
 
 
+def phase_option(parser: argparse.ArgumentParser) -> None:
+    """--phase P (repeatable): grade only these of the prompt's grader phases."""
+    from drill.mock.coding.catalogue import phases_help
+
+    parser.add_argument(
+        "--phase",
+        action="append",
+        metavar="P",
+        help=f"grade only this phase (repeatable; default: all of the prompt's): {phases_help()}",
+    )
+
+
 def prompt_option(parser: argparse.ArgumentParser, default: object = None) -> None:
     """--prompt NAME: which prompt of the catalogue (drill.mock.coding.catalogue) the round is.
     A subcommand's is argparse.SUPPRESS: `drill mock --prompt NAME coding` keeps the NAME."""

@@ -16,6 +16,7 @@ from drill.cli.mock_args import (
     coding_session,
     command,
     minutes_option,
+    phase_option,
     prompt_option,
     round_id,
     stretch_option,
@@ -24,7 +25,6 @@ from drill.cli.mock_grade import cmd_grade, print_checks
 from drill.cli.output import say
 from drill.mock.errors import MockError
 from drill.text import printable
-from trainer_lab.grading import PHASES
 
 if TYPE_CHECKING:
     from drill.services import Services
@@ -45,12 +45,7 @@ def register(sub: Any) -> None:
     grade.add_argument(
         "file", nargs="?", metavar="FILE", help="the script to grade, or a notebook (.ipynb)"
     )
-    grade.add_argument(
-        "--phase",
-        action="append",
-        metavar="P",
-        help=f"grade only this phase (repeatable; default: all): {', '.join(PHASES)}",
-    )
+    phase_option(grade)
     grade.add_argument("--json", action="store_true", help="print result.json instead")
     grade.add_argument(
         "--seed",

@@ -33,7 +33,7 @@ WIDTH = 100
 
 
 def register(subparsers: Any) -> None:
-    from trainer_lab.grading import PHASES
+    from drill.cli.mock_args import phase_option, prompt_option
 
     parser = subparsers.add_parser(
         "followups",
@@ -43,19 +43,12 @@ def register(subparsers: Any) -> None:
     )
     parser.set_defaults(run=cmd_followups)
     parser.add_argument("file", nargs="?", metavar="FILE", help="the script to grade")
-    parser.add_argument(
-        "--phase",
-        action="append",
-        metavar="P",
-        help=f"grade only this phase (repeatable; default: all): {', '.join(PHASES)}",
-    )
+    phase_option(parser)
     parser.add_argument(
         "--json",
         action="store_true",
         help="print the questions (and the grading's summary) as JSON",
     )
-    from drill.cli.mock_args import prompt_option
-
     prompt_option(parser, argparse.SUPPRESS)  # graded and asked as that prompt's round
 
 

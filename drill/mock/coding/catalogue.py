@@ -286,3 +286,8 @@ def catalogue() -> list[RoundPrompt]:
 def prompts_help() -> str:
     """The prompts, one per line, for --help."""
     return "; ".join(p.summary() for p in catalogue())
+
+
+def phases_help() -> str:
+    """Each prompt's grader phases, for --phase's help."""
+    return "; ".join(f"{p.id}: {', '.join(p.phases)}" for p in catalogue())

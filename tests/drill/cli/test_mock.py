@@ -160,6 +160,19 @@ def test_each_subcommand_has_its_help(capsys, command, explains):
     assert explains.lower() in " ".join(out.split()).lower()
 
 
+@pytest.mark.parametrize("command", ["grade", "followups"])
+def test_phase_help_names_each_prompts_phases(capsys, command):
+    """--phase takes the chosen prompt's phases: the help lists them per prompt, not only the
+    DDP round's."""
+    from drill.mock.coding.catalogue import catalogue
+
+    with pytest.raises(SystemExit):
+        main(["mock", command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for prompt in catalogue():
+        assert f"{prompt.id}: {', '.join(prompt.phases)}" in text, prompt.id
+
+
 def test_mock_help_lists_the_subcommands(capsys):
     with pytest.raises(SystemExit):
         main(["mock", "--help"])
