@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Input, RadioButton, Static, TextArea
+from textual.widgets import DataTable, Input, RadioButton, Static, TextArea
 
 from drill.services import ServicesSlot
 from drill.tui.plain import PlainNotices
@@ -98,7 +98,8 @@ async def settle(pilot: Pilot) -> None:
     """Workers (the app's heavy load) done and the screen idle: ready for a snapshot. drill's
     app loads its services in a worker started after the first refresh, and the screens read
     the database again once they arrive: wait for the load to be settled first, then until no
-    worker runs across two idle pauses (a finished worker's handler may start another)."""
+    worker runs and every table is measured, across two idle pauses (a finished worker's
+    handler may start another)."""
     app = pilot.app
     slot = getattr(app, "slot", None)
     if isinstance(slot, ServicesSlot):
@@ -107,7 +108,7 @@ async def settle(pilot: Pilot) -> None:
     for _ in range(200):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        if any(not w.is_finished for w in app.workers):
+        if any(not w.is_finished for w in app.workers) or not _tables_measured(app):
             quiet = 0
         else:
             quiet += 1
@@ -115,6 +116,16 @@ async def settle(pilot: Pilot) -> None:
                 return
         await pilot.pause(0.02)
     raise AssertionError("the app's workers never settled")
+
+
+def _tables_measured(app: App[Any]) -> bool:
+    """Every data table has measured the rows it was given: DataTable sizes its columns on its
+    next idle, and a screenshot taken before that (seen on a loaded CI worker, just after home
+    filled its tables again) draws every cell at the header's width."""
+    return not any(
+        table._require_update_dimensions or table._updated_cells
+        for table in app.screen.query(DataTable)
+    )
 
 
 async def start_review(pilot: Pilot) -> None:

@@ -216,27 +216,38 @@ async def test_r_opens_the_readiness_screen(make_app) -> None:
 
 
 @run_async
-async def test_undo_bury_and_suspend_in_review_refresh_home_underneath(make_app) -> None:
+async def test_undo_bury_and_suspend_in_review_show_on_home_when_it_shows_again(make_app) -> None:
+    """Under the review (which hides home) each change only marks home stale; back on home,
+    the today panel shows it."""
     from drill.tui.screens.review import ReviewScreen
 
     app = make_app()
     async with app.run_test(size=(100, 32)) as pilot:
         home_screen = await loaded_home(app, pilot)
-        await pilot.press("enter")  # the alpha deck's review
-        await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
-        review = app.screen
-        await until(pilot, lambda: review.card is not None)
-        await pilot.press("space", "1")  # a new card rated Again: introduced today
+
+        async def in_review(*keys: str) -> None:
+            await pilot.press("enter")  # the alpha deck's review
+            await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+            review = app.screen
+            await until(pilot, lambda: review.card is not None)
+            await pilot.press(*keys)
+            await until(pilot, lambda: home_screen.stale)
+            await pilot.press("escape")
+            await until(pilot, lambda: app.screen is home_screen and not home_screen.stale)
+
+        await in_review("space", "1")  # a new card rated Again: introduced today
         await until(pilot, lambda: today_row(home_screen, "new")[2] == "1/7")
-        await pilot.press("u")  # undone: not introduced any more
-        await until(pilot, lambda: today_row(home_screen, "new")[2] == "0/7")
-        await until(pilot, lambda: review.card is not None)
-        await pilot.press("b")  # buried until tomorrow: one new card fewer today
-        await until(pilot, lambda: today_row(home_screen, "new")[2] == "0/6")
-        await until(pilot, lambda: review.card is not None)
-        await pilot.press("s")  # suspended
-        await until(pilot, lambda: today_row(home_screen, "new")[2] == "0/5")
-        assert app.screen is review  # all read again underneath, before coming back
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        await until(pilot, lambda: app.screen.card is not None)
+        await pilot.press("space", "1", "u")  # rated, then undone: not introduced after all
+        await until(pilot, lambda: home_screen.stale)
+        await pilot.press("escape")
+        await until(pilot, lambda: today_row(home_screen, "new")[2] == "1/7")  # the first stays
+        await in_review("b")  # buried until tomorrow: one new card fewer today
+        await until(pilot, lambda: today_row(home_screen, "new")[2] == "1/6")
+        await in_review("s")  # suspended
+        await until(pilot, lambda: today_row(home_screen, "new")[2] == "1/5")
 
 
 @run_async
