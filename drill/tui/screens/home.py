@@ -208,8 +208,14 @@ class HomeScreen(Screen[None]):
         self._change_timer = self.set_timer(seconds, self.on_next_change, name="next-due")
 
     def on_resize(self, event: events.Resize) -> None:
-        """The deck titles are cut to the width, so that "Next due" always shows."""
+        """The deck titles are cut to the width, so that "Next due" always shows. The tables
+        are filled again once the resize has been laid out: filled during it, a DataTable kept
+        its columns at the headers' widths (seen at 120 -> 80 columns: "Revie" for "Reviews")."""
         if self._shown is not None and event.size.width != self._shown_width:
+            self.call_after_refresh(self._show_at_new_width)
+
+    def _show_at_new_width(self) -> None:
+        if self._shown is not None and self.app.size.width != self._shown_width:
             self.show(self._shown)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -12,7 +12,7 @@ from drill.decks.loader import load_decks
 from drill.paths import database_path
 from drill.tui.screens.home import HomeScreen
 from storage.db import open_database
-from tests.support.pilot import run_async, settle
+from tests.support.pilot import run_async, screen_text, settle
 
 LONG_TITLE = "Biotech ML training - molecular data, sequences, structures and assays at scale"
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
@@ -55,6 +55,22 @@ async def test_next_due_fits_at_80_columns_and_after_a_resize(make_app) -> None:
         await pilot.resize_terminal(60, 24)
         await settle(pilot)
         assert _table_fits(table)
+
+
+@run_async
+async def test_todays_labels_show_whole_after_a_resize(make_app) -> None:
+    """Filled again during a resize, the today table kept its label column at the header's
+    width ("Revie" for "Reviews"): it is filled once the resize is laid out."""
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert "Reviews · nothing due now" in screen_text(app)
+        for size in ((80, 24), (100, 30), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            shown = screen_text(app)
+            assert "Reviews · nothing due now" in shown, (size, shown)
+            assert "New cards" in shown
 
 
 @pytest.mark.parametrize("size", SIZES)
