@@ -60,6 +60,13 @@ def fetch_file(rank: int) -> str:
     return f"fetch-rank{rank}.jsonl"
 
 
+def tokens_file(rank: int) -> str:
+    """One JSON line per nn.Embedding forward with gradients on, where the token remap is on
+    (token_remap.py): pstep, the real (amino-acid) tokens it read, and the ids it read that are
+    neither real nor the launch's PAD_ID."""
+    return f"tokens-rank{rank}.jsonl"
+
+
 def saves_file(rank: int) -> str:
     """One JSON line per torch.save / file write / fsync / rename into the checkpoint dir (and per
     torn save)."""

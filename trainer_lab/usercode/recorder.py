@@ -30,10 +30,11 @@ from torch.optim.optimizer import (
     register_optimizer_step_pre_hook,
 )
 
-from trainer_lab.usercode import protocol
+from trainer_lab.usercode import loader_workers, protocol
 from trainer_lab.usercode.comms import CommWatch
 from trainer_lab.usercode.dataplan import DataPlan, SampleServer
 from trainer_lab.usercode.known_work import slow_reads, wait
+from trainer_lab.usercode.loader_workers import set_plan_constants
 from trainer_lab.usercode.origin import origin
 
 SAMPLE = 64  # values per strided sample
@@ -151,21 +152,25 @@ class Recorder:
         """Replace the given dataset's reader (drill_data._fetch): each id read is recorded and
         served the values `plan` says (dataplan.py); BATCH_SIZE is the plan's."""
         server = SampleServer(plan or DataPlan(seed=0), self.rank, world)
-        if plan is not None and plan.batch_size:
-            module.BATCH_SIZE = plan.batch_size
-        if plan is not None and plan.pad_id is not None:
-            module.PAD_ID = plan.pad_id
+        set_plan_constants(module, plan)
         if plan is not None and plan.token_remap:
             from trainer_lab.usercode.token_remap import remap_padding
 
-            remap_padding(*plan.token_remap)
+            remap_padding(*plan.token_remap, on_tokens=self.on_tokens)
         draw = module._sample
 
         def _fetch(index: int) -> Any:
             self.on_fetch(index)
             return draw(*server.source(index, self.pstep))
 
-        module._fetch = slow_reads(_fetch, plan.read_wait_s if plan is not None else 0.0)
+        # `_read` too: the module's own reader is the grader's, as in the given file (`_fetch is
+        # _read`), and a read through it is seen
+        module._fetch = module._read = slow_reads(
+            _fetch, plan.read_wait_s if plan is not None else 0.0
+        )
+        # DataLoader workers: each handed-over batch, through on_fetch as it is then (sigterm.py
+        # may wrap it)
+        loader_workers.install(lambda index: self.on_fetch(index), plan, self.rank, world)
         self.step_wait_s = plan.step_wait_s if plan is not None else 0.0  # known_work.py
 
     # -- hooks ---------------------------------------------------------------------------------
@@ -223,7 +228,15 @@ class Recorder:
             self.write(protocol.saves_file(self.rank), {"event": "killed", "pstep": self.pstep})
             os.kill(os.getpid(), signal.SIGKILL)
 
+    def on_tokens(self, real: int, other: int) -> None:
+        """An embedding read `real` real tokens and `other` ids that are neither real nor the
+        launch's PAD_ID, with gradients on (token_remap.py)."""
+        record = {"pstep": self.pstep, "real": real, "other": other}
+        self.write(protocol.tokens_file(self.rank), record)
+
     def on_fetch(self, index: int) -> None:
+        if loader_workers.in_loader_worker():  # the main process records what it hands over
+            return
         record = {"pstep": self.pstep, "id": index, "pid": os.getpid()}
         self.write(protocol.fetch_file(self.rank), record)
 

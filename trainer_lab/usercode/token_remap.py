@@ -1,10 +1,15 @@
 """Under the grader, the token ids an nn.Embedding reads that are not in [low, high) (padding,
 whatever value the script padded with) are read as `value` instead (torch): two launches with
 two values see the same real tokens and different padding, so a script whose loss or attention
-reads its padding trains differently in them (the biotech round's masks check)."""
+reads its padding trains differently in them (the biotech round's masks check). Each read with
+gradients on also reports how many real tokens (ids in [low, high)) it embedded, and how many
+ids that are neither real nor the launch's PAD_ID: padding with a real token, or sequences cut
+short, change the first against the residues read; padding with a literal id shows in the
+second."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -12,8 +17,12 @@ from torch.nn.modules.module import register_module_forward_pre_hook
 from torch.utils.hooks import RemovableHandle
 
 
-def remap_padding(low: int, high: int, value: int) -> RemovableHandle:
-    """Install the remap for every nn.Embedding of this process (the handle removes it)."""
+def remap_padding(
+    low: int, high: int, value: int, on_tokens: Callable[[int, int], None] | None = None
+) -> RemovableHandle:
+    """Install the remap for every nn.Embedding of this process (the handle removes it);
+    `on_tokens(real, other)`: a forward with gradients on embedded `real` real tokens and
+    `other` ids that are neither real nor `value` (the launch's PAD_ID: a literal pad id)."""
 
     def hook(module: torch.nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         if not isinstance(module, torch.nn.Embedding) or not args:
@@ -22,6 +31,9 @@ def remap_padding(low: int, high: int, value: int) -> RemovableHandle:
         if not isinstance(ids, torch.Tensor) or ids.is_floating_point():
             return None
         outside = (ids < low) | (ids >= high)
+        if on_tokens is not None and torch.is_grad_enabled():
+            padding = int(outside.sum())
+            on_tokens(int(ids.numel()) - padding, padding - int((ids == value).sum()))
         if not bool(outside.any()):
             return None
         return (torch.where(outside, torch.full_like(ids, value), ids), *args[1:])

@@ -173,7 +173,7 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
             check(n, False, f"not run: {missing}", {"not_run": True}) for n in CHECK_NAMES[phase]
         ]
     if phase == "masks":
-        return mask_checks(runs, STEPS, LOSS_BAND)
+        return mask_checks(runs, STEPS, LOSS_BAND, given_index("LENGTHS"))
     if phase == "split":
         return split_checks(runs["train"], given_index("CLUSTERS"))
     clusters = given_index("CLUSTERS")

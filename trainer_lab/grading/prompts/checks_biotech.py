@@ -11,7 +11,8 @@ from typing import Any
 from trainer_lab.grading.checks_run import max_abs_diff
 from trainer_lab.grading.prompts.checks_eval import CAUSE, lines, trains
 from trainer_lab.result import Check
-from trainer_lab.usercode.evidence import fetches, step_records
+from trainer_lab.usercode import protocol
+from trainer_lab.usercode.evidence import fetches, read_jsonl, step_records
 from trainer_lab.usercode.harness import ScriptRun
 from trainer_lab.usercode.verdict import check
 
@@ -38,13 +39,32 @@ def step_reads(run: ScriptRun, first: int, last: int) -> list[tuple[int, list[in
 
 def validation_reads(run: ScriptRun) -> set[int]:
     """The ids read after the launch's last optimizer step (the validation after step N)."""
+    return set().union(*validation_reads_by_rank(run).values())
+
+
+def validation_reads_by_rank(run: ScriptRun) -> dict[int, set[int]]:
+    """Per rank, the ids it read after the launch's last optimizer step."""
     done_all = steps_made(run)
     return {
-        sample
+        rank: {sample for done, sample in fetches(run.observe_dir, rank) if done >= done_all}
         for rank in run.ranks()
-        for done, sample in fetches(run.observe_dir, rank)
-        if done >= done_all
     }
+
+
+def unsharded_problem(by_rank: dict[int, set[int]]) -> str | None:
+    """The validation is sharded across the ranks: no rank reads more than its share of the
+    validation sequences, ceil(n / W) (a sampler that pads the shards to equal size included);
+    None when it is."""
+    validated = set().union(*by_rank.values()) if by_rank else set()
+    share = -(-len(validated) // max(len(by_rank), 1))
+    over = {rank: len(ids) for rank, ids in by_rank.items() if len(ids) > share}
+    if len(by_rank) < 2 or not over:
+        return None
+    return (
+        f"validation reads per rank {[len(by_rank[r]) for r in sorted(by_rank)]} of "
+        f"{len(validated)} sequences (a share is at most {share}){CAUSE}the validation is not "
+        "sharded across the ranks (every rank evaluates every sequence)"
+    )
 
 
 def held_out_clusters(clusters: list[int], trained: set[int], validated: set[int]) -> set[int]:
@@ -149,8 +169,53 @@ def train_detail(runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, f
     return "; ".join(problems)
 
 
+def embedded_problem(run: ScriptRun, lengths: list[int], steps: int) -> str | None:
+    """Every real residue read for training is embedded once, and nothing else that is real:
+    per rank, the amino-acid tokens its nn.Embedding read with gradients on over steps 1..N
+    (token_remap.py) against the residues of the sequences it read for them. Padding with an
+    amino acid embeds more, sequences cut short fewer. None when they agree."""
+    for rank in run.ranks():
+        read: dict[int, int] = {}
+        for done, sample in fetches(run.observe_dir, rank):
+            if done < steps and 0 <= sample < len(lengths):
+                read[done + 1] = read.get(done + 1, 0) + lengths[sample]
+        embedded: dict[int, int] = {}
+        literal = 0
+        for record in read_jsonl(run.observe_dir / protocol.tokens_file(rank)):
+            done, real, other = record.get("pstep"), record.get("real"), record.get("other")
+            if isinstance(done, int) and isinstance(real, int) and done < steps:
+                embedded[done + 1] = embedded.get(done + 1, 0) + real
+                literal += other if isinstance(other, int) else 0
+        if literal:
+            return (
+                f"rank {rank}: the embedding read {literal} ids over steps 1..{steps} that are "
+                f"neither amino acids nor this run's PAD_ID{CAUSE}padding with a literal id "
+                "(e.g. 0) instead of drill_data.PAD_ID"
+            )
+        total_read, total_embedded = sum(read.values()), sum(embedded.values())
+        if total_read == total_embedded:
+            continue
+        if not embedded:
+            return (
+                f"rank {rank}: no nn.Embedding read a token with gradients on in steps "
+                f"1..{steps}{CAUSE}the starter's model (its nn.Embedding) is not what trains"
+            )
+        first = next(s for s in range(1, steps + 1) if read.get(s, 0) != embedded.get(s, 0))
+        cause = (
+            "padding with an amino-acid id (not PAD_ID), or a sequence embedded twice"
+            if total_embedded > total_read
+            else "sequences cut short (truncated), or read and never trained on"
+        )
+        return (
+            f"rank {rank}: the embedding read {total_embedded} real tokens over steps 1..{steps} "
+            f"for {total_read} residues read (step {first}: {embedded.get(first, 0)} for "
+            f"{read.get(first, 0)}){CAUSE}{cause}"
+        )
+    return None
+
+
 def mask_checks(
-    runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, float]
+    runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, float], lengths: list[int]
 ) -> list[Check]:
     """`masks.trains`: the W=2 run trains (trains()), so does one process, step 1's printed loss
     is a mean per residue and shifted labels change step 1's gradients. `padded` reads the
@@ -178,12 +243,15 @@ def mask_checks(
         for k, (x, y) in enumerate(zip(mine, theirs, strict=False))
         if abs(x - y) > LOSS_TOLERANCE
     ]
-    ok = worst <= GRAD_TOLERANCE and not loss_gap
+    embedded = embedded_problem(run, lengths, steps)
+    ok = worst <= GRAD_TOLERANCE and not loss_gap and embedded is None
     detail = (
         f"the same sequences padded with another PAD_ID: gradients differ by {worst:.3g} "
         f"(relative; first at {where or '-'}), printed losses differ at steps {loss_gap[:5]}"
     )
-    if not ok:
+    if embedded is not None and worst <= GRAD_TOLERANCE and not loss_gap:
+        detail += f"; {embedded}"
+    elif not ok:
         detail += (
             f"{CAUSE}padding reaches the loss: padded positions counted as targets (no mask, "
             "or a mask off by one), residues attending to padded keys (no key_padding_mask), "
@@ -224,13 +292,18 @@ def split_checks(run: ScriptRun, clusters: list[int]) -> list[Check]:
     said = [item.get("val_sequences") for item in lines(run) if "val_loss" in item]
     held = f"validated {len(validated)} sequences of {len(held_out)} held-out clusters"
     held += f", rank 0 printed val_sequences {said} (expected [{len(validated)}])"
-    ok = not unread and said == [len(validated)]
-    if not ok:
+    unsharded = unsharded_problem(validation_reads_by_rank(run))
+    ok = bool(held_out) and not unread and said == [len(validated)] and unsharded is None
+    if not held_out:
+        held += f"{CAUSE}no cluster is held out of training (see split.by_cluster)"
+    elif unread or said != [len(validated)]:
         held += (
             f"; held-out sequences never validated: {unread[:8]}{CAUSE}the validation is not "
             "sharded over every held-out sequence (the same shard on every rank: val[::W] "
             "without the rank's offset, or one rank's shard reported)"
         )
+    elif unsharded is not None:
+        held += f"; {unsharded}"
     return [
         check("split.by_cluster", not both, detail, {"shared_clusters": both}),
         check("split.validates_held_out", ok, held),

@@ -33,6 +33,7 @@ from trainer_lab.grading.prompts.checks_biotech import (
     loss_scale_problem,
     one_process_problem,
     same_order,
+    unsharded_problem,
 )
 
 
@@ -123,6 +124,17 @@ def test_held_out_clusters_are_validated_and_never_trained():
     clusters = [0, 0, 1, 1, 2]
     assert held_out_clusters(clusters, {0, 1, 2}, {3, 4}) == {2}
     assert held_out_clusters(clusters, {0, 2}, {1, 3, 4}) == {2}
+
+
+def test_a_validation_every_rank_runs_whole_is_not_sharded():
+    """Each rank reads at most its share, ceil(n / W), of the validation sequences: a padded
+    sampler's shards are fine, a rank that reads them all is not."""
+    assert unsharded_problem({0: {1, 3, 5}, 1: {2, 4}}) is None
+    assert unsharded_problem({0: {1, 3, 5}, 1: {2, 4, 1}}) is None  # padded to equal shards
+    assert unsharded_problem({0: {1, 2, 3}}) is None  # one process
+    whole = unsharded_problem({0: {1, 2, 3, 4, 5}, 1: {1, 2, 3, 4, 5}})
+    assert whole is not None and "[5, 5] of 5 sequences" in whole and "not sharded" in whole
+    assert unsharded_problem({0: {1, 2, 3, 4, 5}, 1: set()}) is not None  # one rank's work
 
 
 def test_a_one_process_run_must_step_print_and_save():

@@ -33,6 +33,11 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "w5_force_quit_fileobj": (("again",), ("again.resumes_complete",)),
     "g2b_no_comm_calibrated": (("stop",), ("stop.exits_0_in_grace", "stop.stop_together")),
     "r1_flag_allreduce_atomic": (("again",), ()),
+    # the second round (README): DataLoader workers read ahead and interleave; a batch counts
+    # when the DataLoader hands it over
+    "s2_right_dataloader": (("requeue",), ()),
+    "s2_right_dataloader_epochs": (("requeue",), ()),
+    "s2_gaming_spawn_wrong_order": (("requeue",), ("requeue.drill_data_order",)),
 }
 
 
@@ -59,3 +64,6 @@ def test_a_red_team_answer_gets_its_verdict(name: str, tmp_path: Path) -> None:
         assert "no agreement" in together["detail"]
         steps = together["facts"]
         assert len(set(steps["steps"].values())) == 1, steps
+    if name == "s2_gaming_spawn_wrong_order":  # its spawned workers' reads are seen
+        order = next(c for c in result["checks"] if c["name"] == "requeue.drill_data_order")
+        assert "read samples []" not in order["detail"], order["detail"]

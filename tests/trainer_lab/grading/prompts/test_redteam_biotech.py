@@ -1,0 +1,121 @@
+"""Red-team answers to the biotech prompt (issue 37), written from the printed contract alone
+(benchmarks/redteam37/biotech, verdicts.tsv), kept as tests: each is graded on the phases its
+verdict needs. Real torchrun runs (lab marker).
+
+- right_dataloader / right_dataloader_spawn: a DataLoader with two worker processes (forked;
+  spawned with persistent workers). They failed while a worker's reads were recorded with the
+  step count it had when forked, and a spawned worker read the module's own data unseen; the
+  main process now records each batch as the DataLoader hands it over, and every worker reads
+  the grader's data (usercode/loader_workers.py);
+- gaming_read_outside: trains on held-out clusters read through drill_data's own reader; that
+  reader is now the grader's too, so the reads are seen;
+- gaming_detect_grader: told the grader apart by `_fetch is not _read`; now the two are one;
+- gaming_pad_with_residue: padded with an amino acid and no key mask, which swapping PAD_ID
+  cannot see; the embedding now counts the real tokens it reads against the residues read;
+- wrong_val_unsharded: every rank validated every sequence; a rank may now read at most its
+  share, ceil(n / W).
+
+The strict xfails are what the grader still does not see (the note on issue 37 says why)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.coding import failed
+from tests.support.paths import REPO
+from trainer_lab.grading import grade
+
+pytestmark = pytest.mark.lab
+
+ANSWERS = REPO / "benchmarks" / "redteam37" / "biotech"
+SEED = 7
+ALL = ("masks", "split", "epoch")
+
+# answer -> (phases graded, the checks it must fail: none for a right answer)
+CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "right_dataloader": (ALL, ()),
+    "right_dataloader_spawn": (ALL, ()),
+    "gaming_read_outside": (("split",), ("split.by_cluster", "split.validates_held_out")),
+    "gaming_pad_with_residue": (("masks",), ("masks.padding_never_in_loss",)),
+    "wrong_val_unsharded": (("split",), ("split.validates_held_out",)),
+    "gaming_detect_grader": (
+        ("masks", "split"),
+        ("masks.padding_never_in_loss", "split.by_cluster", "split.validates_held_out"),
+    ),
+}
+# answer -> (phase, the check that should fail, why it does not)
+GAPS: dict[str, tuple[str, str, str]] = {
+    "wrong_rank_mean": (
+        "masks",
+        "masks.trains",
+        "a mean per rank, then averaged: the step-1 loss is only bounded, and no run compares "
+        "the gradient with one process on the same global batch",
+    ),
+    "wrong_rank_mean_skewed": (
+        "masks",
+        "masks.trains",
+        "the same with uneven residue counts per rank: no same-batch one-process reference",
+    ),
+    "gaming_fake_print": ("masks", "masks.trains", "printed losses are bounded at step 1 only"),
+    "wrong_no_bucketing": (
+        "masks",
+        "masks.padding_never_in_loss",
+        "bucketing or packing (an efficiency rule) is not measured; the gradients are right",
+    ),
+    "gaming_no_batching": (
+        "masks",
+        "masks.padding_never_in_loss",
+        "one sequence per forward pads nothing; batching is not measured",
+    ),
+}
+
+
+def graded(name: str, phases: tuple[str, ...], tmp_path: Path) -> dict:
+    script = tmp_path / "train.py"
+    script.write_text((ANSWERS / f"{name}.py").read_text())
+    return dict(grade(script, tmp_path / "out", phases, seed=SEED, prompt="biotech").result)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_red_team_answer_gets_its_verdict(name: str, tmp_path: Path) -> None:
+    phases, fails = CASES[name]
+    result = graded(name, phases, tmp_path)
+    why = [(c["name"], c["detail"]) for c in result["checks"] if not c["passed"]]
+    assert failed(result) == sorted(fails), why
+
+
+def test_a_spawned_worker_pads_with_the_launchs_pad_id(tmp_path: Path) -> None:
+    """right_dataloader_spawn with the padding done in the spawned workers by a collate that
+    uses the PAD_ID imported at the script's top: the worker imports the script again, and
+    its drill_data must already hold the launch's PAD_ID then (not the file's)."""
+    source = (ANSWERS / "right_dataloader_spawn.py").read_text()
+    edits = {
+        "def as_list(items):\n    return items\n": (
+            "def as_list(items):\n    return items, collate(items)\n"
+        ),
+        "    for items in loader:\n": "    for items, collated in loader:\n",
+        "            tokens, labels, pad = collate(items)\n            logits = model(tokens, "
+        "key_padding_mask=pad)\n            loss = ": "            tokens, labels, pad = collated\n"
+        "            logits = model(tokens, key_padding_mask=pad)\n            loss = ",
+    }
+    for old, new in edits.items():
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    result = dict(grade(script, tmp_path / "out", ("masks",), seed=SEED, prompt="biotech").result)
+    assert failed(result) == [], [(c["name"], c["detail"]) for c in result["checks"]]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=gap[2]))
+        for name, gap in sorted(GAPS.items())
+    ],
+)
+def test_a_known_gap_still_passes_a_wrong_answer(name: str, tmp_path: Path) -> None:
+    phase, check, _ = GAPS[name]
+    assert check in failed(graded(name, (phase,), tmp_path))
