@@ -1,12 +1,12 @@
 """Whether the ranks of a data-parallel run exchange gradients, from what each rank did between
 its forward and its optimizer step (usercode/comms.py): the collectives it issued, and the samples
 its model ran on. Each returns (passed, detail); checks_run.distributed_checks puts them in
-distributed.params_in_sync."""
+distributed.params_in_sync. And whether its samples came through the dataset at all."""
 
 from __future__ import annotations
 
 from trainer_lab.grading.contract import BATCH_SIZE
-from trainer_lab.usercode.evidence import step_records
+from trainer_lab.usercode.evidence import bypass_reads, step_records
 from trainer_lab.usercode.harness import ScriptRun
 from trainer_lab.usercode.protocol import FR_BUFFER
 
@@ -74,3 +74,17 @@ def forwards_own_shard(run: ScriptRun) -> tuple[bool, str]:
                 "gradient)"
             )
     return True, "each rank runs its model on its own shard"
+
+
+def outside_reads(run: ScriptRun) -> str | None:
+    """Reads through drill_data's module-level reader from outside the dataset (the script
+    calling it, not dataset[i] / __getitems__): the contract's read path is not kept. None when
+    every read came through the dataset."""
+    outside = {rank: bypass_reads(run.observe_dir, rank) for rank in run.ranks()}
+    if not any(outside.values()):
+        return None
+    return (
+        f"reads from outside the dataset per rank: {outside}; expected every sample read "
+        "through dataset[i] or dataset.__getitems__(ids); likely cause: batches read straight "
+        "from drill_data's module-level reader"
+    )

@@ -1,8 +1,7 @@
 """Checks of the skeleton, distributed and monitoring phases, from what the runs did.
 
 Each function takes the finished runs (trainer_lab.usercode.harness.ScriptRun) and returns lab
-checks ({name, passed, detail}); the detail is the evidence a user reads.
-"""
+checks ({name, passed, detail}); the detail is the evidence a user reads."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import statistics
 from collections import Counter
 from typing import Any
 
-from trainer_lab.grading.checks_exchange import forwards_own_shard, gradients_exchanged
+from trainer_lab.grading import checks_exchange as exchange
 from trainer_lab.grading.contract import DATASET_SIZE
 from trainer_lab.result import Check
 from trainer_lab.usercode.evidence import (
@@ -39,9 +38,9 @@ GRAD_RATIO_RANGE = (0.6, 1.6)  # W=3 vs one process on the same data; summed gra
 # against one process's put a right answer with Dropout(0.2) 61 % apart): the model answer
 # measured 0 %, a gradient broadcast from rank 0 105 %, summed gradients 86 % (and x3.07)
 GRAD_OFF_MAX = 0.7
-# The first step (same weights in both runs) names the cause: a sum or a loss times W points the
-# reference's way (0 % apart), a rank's gradient broadcast to all elsewhere (a broadcast once
-# measured 1.96x, which the ratio alone named a sum).
+# The first step (same weights) names the cause: a sum or a loss times W is W x the reference's
+# gradient, 0 % apart; a rank's gradient broadcast to all is not (one measured 1.96x, another's
+# first step lay within 10 % of the reference's direction: neither is a sum).
 SAME_DIRECTION_MAX = 0.1
 # W=3 against W=2 served the same global batches (both dropout off): a right answer computes the
 # same step up to rounding; a sum of gradients is 3/2 (or 2/3) of it
@@ -198,6 +197,8 @@ def _epochs(run: ScriptRun) -> tuple[list[list[list[int]]], str]:
 
 
 def exactly_once(run: ScriptRun) -> tuple[bool, str]:
+    if (outside := exchange.outside_reads(run)) is not None:
+        return False, outside
     epochs, counts = _epochs(run)
     if not epochs:
         return False, f"fewer than one epoch fetched ({counts})"
@@ -353,8 +354,8 @@ def global_batch(run: ScriptRun, ref: ScriptRun) -> tuple[bool, str]:
         f"parameters after step {k} {params_off:.0%} of the distance they moved apart"
     )
     low, high = GRAD_RATIO_RANGE
-    first_step_aligned = bool(offs) and offs[0] <= SAME_DIRECTION_MAX  # see SAME_DIRECTION_MAX
-    if ratio > high and first_step_aligned:  # a sum also turns later steps (another trajectory)
+    summed = bool(offs) and offs[0] <= SAME_DIRECTION_MAX and abs(ratios[0] / world - 1) <= 0.1
+    if ratio > high and summed:  # a sum also turns later steps (another trajectory)
         cause = f"gradients summed across ranks instead of averaged (about {world}x)"
     elif grad_off > GRAD_OFF_MAX or ratio > high:
         cause = (
@@ -482,9 +483,9 @@ def distributed_checks(
         for run in runs:
             ok, detail = judge(run)
             if name == "distributed.params_in_sync":
-                exchanged, text = gradients_exchanged(run)
+                exchanged, text = exchange.gradients_exchanged(run)
                 ok, detail = ok and exchanged, f"{detail}; {text}"
-                own, text = forwards_own_shard(run)
+                own, text = exchange.forwards_own_shard(run)
                 ok, detail = ok and own, f"{detail}; {text}"
             if name == "distributed.params_in_sync" and run.launch.world_size == ref_world:
                 same, text = global_batch(run, ref)

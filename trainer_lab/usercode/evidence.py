@@ -73,6 +73,12 @@ def fetches(observe_dir: Path, rank: int) -> list[tuple[int, int]]:
     return found
 
 
+def bypass_reads(observe_dir: Path, rank: int) -> int:
+    """How many of a rank's reads came through the dataset module's reader from outside the
+    dataset (drill_data._read called by the script, not dataset[i] / __getitems__)."""
+    return sum(1 for r in read_jsonl(observe_dir / protocol.fetch_file(rank)) if r.get("bypass"))
+
+
 def optimizer_records(observe_dir: Path, rank: int) -> dict[int, dict[str, Any]]:
     """Outermost optimizer step number -> class, learning rates, state digest before it."""
     return {

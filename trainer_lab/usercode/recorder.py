@@ -20,6 +20,7 @@ import io
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,7 @@ class Recorder:
         # several ranks: the collectives between each forward and optimizer step (comms.py)
         self.comms = CommWatch() if int(env.get("WORLD_SIZE", "1") or 1) > 1 else None
         self._step_comm: dict[str, Any] | None = None
+        self._bypass = False  # the read being recorded did not come through the dataset
 
     # -- writing -------------------------------------------------------------------------------
     def write(self, name: str, record: dict[str, Any]) -> None:
@@ -158,13 +160,18 @@ class Recorder:
 
             remap_padding(*plan.token_remap, on_tokens=self.on_tokens)
         draw = module._sample
+        own_file = getattr(module, "__file__", None)
 
         def _fetch(index: int) -> Any:
-            self.on_fetch(index)
+            self._bypass = _caller_file() != own_file
+            try:
+                self.on_fetch(index)
+            finally:
+                self._bypass = False
             return draw(*server.source(index, self.pstep))
 
         # `_read` too: the module's own reader is the grader's, as in the given file (`_fetch is
-        # _read`), and a read through it is seen
+        # _read`); a read through it from outside the dataset is seen, and marked as such
         module._fetch = module._read = slow_reads(
             _fetch, plan.read_wait_s if plan is not None else 0.0
         )
@@ -237,7 +244,9 @@ class Recorder:
     def on_fetch(self, index: int) -> None:
         if loader_workers.in_loader_worker():  # the main process records what it hands over
             return
-        record = {"pstep": self.pstep, "id": index, "pid": os.getpid()}
+        record: dict[str, Any] = {"pstep": self.pstep, "id": index, "pid": os.getpid()}
+        if self._bypass:  # read through the module's reader, not dataset[i] / __getitems__
+            record["bypass"] = True
         self.write(protocol.fetch_file(self.rank), record)
 
     # -- checkpoint writes ---------------------------------------------------------------------
@@ -325,3 +334,13 @@ class Recorder:
                 return result
 
             setattr(os, name, renamed)
+
+
+def _caller_file() -> str | None:
+    """The file of the code that called the dataset reader, past this package's wrappers (the
+    dataset's own __getitem__ lives in the dataset module's file)."""
+    here = os.path.dirname(__file__)
+    frame = sys._getframe(2)
+    while frame is not None and os.path.dirname(frame.f_code.co_filename) == here:
+        frame = frame.f_back  # type: ignore[assignment]
+    return frame.f_code.co_filename if frame is not None else None

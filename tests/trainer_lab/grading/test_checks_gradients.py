@@ -232,3 +232,8 @@ def test_the_w3_comparison_names_a_sum_only_when_the_first_step_points_the_same_
     assert not ok and "2.00x" in detail
     assert "likely cause: a step is not one step on the global batch" in detail
     assert "broadcast from one rank instead of all-reduced" in detail
+    # a broadcast whose first step lies the reference's way (within 10 %), but 1.8x long, not
+    # 3x (seen once in a grading's fresh draw): not a sum either
+    aligned = one_process_run(tmp_path / "al", 3, [[1.8, 0.1], [0.0, 2.0], [0.0, 2.0]])
+    ok, detail = global_batch(aligned, ref)
+    assert not ok and "broadcast from one rank instead of all-reduced" in detail

@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from trainer_lab.grading.checks_exchange import outside_reads
 from trainer_lab.grading.checks_run import max_abs_diff
 from trainer_lab.grading.prompts.checks_eval import CAUSE, lines, trains
 from trainer_lab.result import Check
@@ -378,6 +379,8 @@ def epoch_checks(
                 "ranks (each rank samples the whole set, a bucket sampler not split by rank)"
             )
         )
+    elif (outside := outside_reads(run)) is not None:  # every read as such, but not the path
+        problems, once_detail = [outside], f"{once_detail}; {outside}"
     fresh = bool(expected) and reads >= 2 * len(expected) and not same_order(stream, len(expected))
     order_detail = f"{reads} training reads, {len(expected)} per epoch"
     if not fresh:

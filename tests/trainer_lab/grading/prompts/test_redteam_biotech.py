@@ -109,6 +109,25 @@ def test_a_spawned_worker_pads_with_the_launchs_pad_id(tmp_path: Path) -> None:
     assert failed(result) == [], [(c["name"], c["detail"]) for c in result["checks"]]
 
 
+def test_training_reads_around_the_dataset_fail_exactly_once(tmp_path: Path) -> None:
+    """The model answer reading its training batches through drill_data's module reader, not
+    the dataset: the values are the run's (the reader is the grader's), but the contract's read
+    path is not kept, and epoch.exactly_once says so."""
+    from trainer_lab.grading.prompts.biotech import FILES
+
+    source = (FILES / "train.py").read_text()
+    old = "residue_loss(model, data.__getitems__(batch[rank::world]))"
+    new = "residue_loss(model, [(i, *drill_data._read(i), 0) for i in batch[rank::world]])"
+    assert source.count(old) == 1
+    source = "import drill_data\n" + source.replace(old, new)
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    result = dict(grade(script, tmp_path / "out", ("epoch",), seed=SEED, prompt="biotech").result)
+    assert "epoch.exactly_once" in failed(result)
+    once = next(c for c in result["checks"] if c["name"] == "epoch.exactly_once")
+    assert "reads from outside the dataset" in once["detail"], once["detail"]
+
+
 @pytest.mark.parametrize(
     "name",
     [
