@@ -23,6 +23,15 @@ def grade_source(
     return grade(script, tmp_path / "out", phases, timeout_s=timeout_s, seed=seed).result
 
 
+def grade_prompt_source(
+    source: str, tmp_path: Path, phases: tuple[str, ...], seed: int, prompt: str
+) -> dict:
+    """A round prompt's grading of `source` as train.py (its fault plan drawn from `seed`)."""
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    return dict(grade(script, tmp_path / "out", phases, seed=seed, prompt=prompt).result)
+
+
 def failed(result: LabResult) -> list[str]:
     return sorted(c["name"] for c in result["checks"] if not c["passed"])
 

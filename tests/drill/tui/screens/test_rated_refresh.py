@@ -187,14 +187,7 @@ async def test_ratings_in_a_row_cost_home_one_read_after_the_paint(make_app: Any
         await pilot.pause()
         home = app.screen
         assert isinstance(home, HomeScreen)
-        reads: list[int] = []
-        real_read = home.refresh_counts
-
-        def counted() -> None:
-            reads.append(1)
-            real_read()
-
-        home.refresh_counts = counted  # type: ignore[method-assign]
+        reads = count_reads(home)
         for _ in range(3):
             announce_rated(app, ["a1"])
         assert reads == []  # the ratings did not wait on home

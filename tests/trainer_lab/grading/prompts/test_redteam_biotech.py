@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.coding import failed
+from tests.support.coding import failed, grade_prompt_source
 from tests.support.paths import REPO
-from trainer_lab.grading import grade
 
 pytestmark = pytest.mark.lab
 
@@ -73,9 +72,8 @@ GAPS: dict[str, tuple[str, str, str]] = {
 
 
 def graded(name: str, phases: tuple[str, ...], tmp_path: Path) -> dict:
-    script = tmp_path / "train.py"
-    script.write_text((ANSWERS / f"{name}.py").read_text())
-    return dict(grade(script, tmp_path / "out", phases, seed=SEED, prompt="biotech").result)
+    source = (ANSWERS / f"{name}.py").read_text()
+    return grade_prompt_source(source, tmp_path, phases, SEED, "biotech")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -103,9 +101,7 @@ def test_a_spawned_worker_pads_with_the_launchs_pad_id(tmp_path: Path) -> None:
     for old, new in edits.items():
         assert source.count(old) == 1, old
         source = source.replace(old, new)
-    script = tmp_path / "train.py"
-    script.write_text(source)
-    result = dict(grade(script, tmp_path / "out", ("masks",), seed=SEED, prompt="biotech").result)
+    result = grade_prompt_source(source, tmp_path, ("masks",), SEED, "biotech")
     assert failed(result) == [], [(c["name"], c["detail"]) for c in result["checks"]]
 
 
@@ -120,9 +116,7 @@ def test_training_reads_around_the_dataset_fail_exactly_once(tmp_path: Path) -> 
     new = "residue_loss(model, [(i, *drill_data._read(i), 0) for i in batch[rank::world]])"
     assert source.count(old) == 1
     source = "import drill_data\n" + source.replace(old, new)
-    script = tmp_path / "train.py"
-    script.write_text(source)
-    result = dict(grade(script, tmp_path / "out", ("epoch",), seed=SEED, prompt="biotech").result)
+    result = grade_prompt_source(source, tmp_path, ("epoch",), SEED, "biotech")
     assert "epoch.exactly_once" in failed(result)
     once = next(c for c in result["checks"] if c["name"] == "epoch.exactly_once")
     assert "reads from outside the dataset" in once["detail"], once["detail"]

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.coding import failed
+from tests.support.coding import failed, grade_prompt_source
 from tests.support.paths import REPO
-from trainer_lab.grading import grade
 from trainer_lab.usercode import protocol
 
 pytestmark = pytest.mark.lab
@@ -42,9 +41,8 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 def graded(name: str, phases: tuple[str, ...], tmp_path: Path) -> dict:
-    script = tmp_path / "train.py"
-    script.write_text((ANSWERS / f"{name}.py").read_text())
-    return dict(grade(script, tmp_path / "out", phases, seed=SEED, prompt="preemption").result)
+    source = (ANSWERS / f"{name}.py").read_text()
+    return grade_prompt_source(source, tmp_path, phases, SEED, "preemption")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
