@@ -23,9 +23,11 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import multiprocessing.spawn
+import operator
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -97,13 +99,26 @@ def arm_dataset_import(plan: DataPlan | None, rank: int, world: int) -> None:
 
 class _ChildPlan:
     """Rides in multiprocessing's preparation data: unpickled in the child, it arms the
-    dataset import there."""
+    dataset import there. It unpickles before the child has the parent's sys.path, so it is a
+    call of exec on a few lines (in a dict of their own) that find this package from its own
+    folder and never fail the child: any spawned process reads it, not only a worker."""
 
     def __init__(self, plan: DataPlan | None, rank: int, world: int) -> None:
-        self.args = (plan, rank, world)
+        root = str(Path(__file__).resolve().parents[2])
+        plan_text = plan.to_env() if plan is not None else None
+        self.code = (
+            "try:\n"
+            "    import sys\n"
+            f"    sys.path.insert(0, {root!r})  # prepare() sets the parent's path next\n"
+            "    from trainer_lab.usercode.dataplan import DataPlan\n"
+            "    from trainer_lab.usercode.loader_workers import arm_dataset_import\n"
+            f"    arm_dataset_import(DataPlan.from_env({plan_text!r}), {rank}, {world})\n"
+            "except Exception:\n"
+            "    pass\n"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (arm_dataset_import, self.args)
+        return (exec, (self.code, {}))
 
 
 class _DatasetImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -163,7 +178,7 @@ def install(record: Callable[[int], None], plan: DataPlan | None, rank: int, wor
     def _next_data(self: Any) -> Any:
         data = next_data(self)
         if getattr(self, "_in_order", True):  # handed over in send order: the one just received
-            for sample in _ids(getattr(self, _SENT).pop(self._rcvd_idx - 1, None)):
+            for sample in _ids(getattr(self, _SENT, {}).pop(self._rcvd_idx - 1, None)):
                 record(sample)
         return data
 
@@ -196,8 +211,18 @@ def install(record: Callable[[int], None], plan: DataPlan | None, rank: int, wor
 
 
 def _ids(index: Any) -> list[int]:
-    """The sample ids in a sampler's index: a batch (a list) or one id."""
+    """The sample ids in a sampler's index: a batch (a list, a tuple, a tensor) or one id;
+    whatever is not an id is left out (this runs inside the script: it never raises)."""
     if index is None:
         return []
-    items = index if isinstance(index, list | tuple) else [index]
-    return [int(i) for i in items if hasattr(i, "__index__") and not isinstance(i, bool)]
+    if hasattr(index, "tolist"):  # a tensor or an array of ids
+        index = index.tolist()
+    found = []
+    for item in index if isinstance(index, list | tuple) else [index]:
+        if isinstance(item, bool):
+            continue
+        try:
+            found.append(operator.index(item))
+        except TypeError:
+            continue
+    return found
