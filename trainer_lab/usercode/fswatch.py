@@ -166,8 +166,10 @@ class FsWatch:
         self.rec.write(protocol.saves_file(self.rec.rank), record)
 
     def _counts(self) -> bool:
-        """Count a write with bytes after the tear step; True when it is the one to tear."""
-        if self.tear_after is None or self.rec.pstep < self.tear_after:
+        """Count a write with bytes of a save begun after the tear step (its origin: an
+        asynchronous save of an earlier step may still be writing then); True when it is the
+        one to tear."""
+        if self.tear_after is None or origin.origin(self.rec.pstep) < self.tear_after:
             return False
         self.writes_after += 1
         return self.writes_after == self.tear_k

@@ -265,7 +265,8 @@ class Recorder:
             path = _target(f)
             inside = recorder.ckpt_dir is not None and path is not None
             inside = inside and _inside(path, recorder.ckpt_dir)  # type: ignore[arg-type]
-            tear = recorder.tear_after is not None and recorder.pstep >= recorder.tear_after
+            begun = origin(recorder.pstep)  # the step its save began at (async: earlier)
+            tear = recorder.tear_after is not None and begun >= recorder.tear_after
             if inside and tear:
                 recorder._tear(original, obj, f, path, args, kwargs)  # type: ignore[arg-type]
             result = original(obj, f, *args, **kwargs)

@@ -158,3 +158,52 @@ def test_an_append_is_torn_in_the_middle_of_the_bytes_it_adds(tmp_path: Path) ->
     torn = [e for e in save_events(result.observe_dir, [0]) if e["event"] == "torn"]
     assert [(e["bytes"], e["of"]) for e in torn] == [(16384 + 8192, 32768)]
     assert (tmp_path / "ckpt" / "log.bin").stat().st_size == 16384 + 8192
+
+
+LATE_WRITER = """\
+import os, threading
+import torch
+
+p = torch.nn.Parameter(torch.zeros(1))
+opt = torch.optim.SGD([p], lr=0.1)
+ckpt = os.environ["DRILL_CKPT_DIR"]
+data = bytes(range(256)) * 64
+go = threading.Event()
+
+
+def save(name):  # an asynchronous save: begun now, written later
+    go.wait()
+    with open(os.path.join(ckpt, name), "wb") as f:
+        f.write(data)
+
+
+old = threading.Thread(target=save, args=("begun-at-0.bin",))
+old.start()
+for _ in range(2):
+    p.grad = torch.ones(1)
+    opt.step()
+go.set()
+old.join()
+save("begun-at-2.bin")
+open("finished", "w").close()
+"""
+
+
+def test_a_save_begun_before_the_tear_step_is_not_torn_when_it_writes_late(
+    tmp_path: Path,
+) -> None:
+    """The tear hits the first write of a save begun after the tear step (the step its writing
+    work began at): an asynchronous save of an earlier step still writing then is not it
+    (seen in the fsdp2 round: DCP's async save of step 8 torn after step 12 under load)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = workspace / "train.py"
+    script.write_text(LATE_WRITER)
+    faults = Faults(tear_write_after=1, tear_write=1)
+    launch = ScriptLaunch(
+        "t", script, (), 0, tmp_path / "run", tmp_path / "ckpt", 60.0, faults=faults
+    )
+    result = run_script(launch)
+    torn = [e for e in save_events(result.observe_dir, [0]) if e["event"] == "torn"]
+    assert [e["path"] for e in torn] == ["begun-at-2.bin"], torn
+    assert (tmp_path / "ckpt" / "begun-at-0.bin").stat().st_size == 256 * 64
