@@ -2,10 +2,11 @@
 whatever value the script padded with) are read as `value` instead (torch): two launches with
 two values see the same real tokens and different padding, so a script whose loss or attention
 reads its padding trains differently in them (the biotech round's masks check). Each read with
-gradients on also reports how many real tokens (ids in [low, high)) it embedded, and how many
-ids that are neither real nor the launch's PAD_ID: padding with a real token, or sequences cut
-short, change the first against the residues read; padding with a literal id shows in the
-second."""
+gradients on also reports how many real tokens (ids in [low, high)) it embedded, how many
+ids that are neither real nor the launch's PAD_ID, how many ids it read in all (its slots) and in
+how many rows: padding with a real token, or sequences cut short, change the first against the
+residues read; padding with a literal id shows in the second; rows against the sequences read
+tell packed rows and batches from one sequence per forward."""
 
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ from torch.utils.hooks import RemovableHandle
 
 
 def remap_padding(
-    low: int, high: int, value: int, on_tokens: Callable[[int, int], None] | None = None
+    low: int, high: int, value: int, on_tokens: Callable[[int, int, int, int], None] | None = None
 ) -> RemovableHandle:
     """Install the remap for every nn.Embedding of this process (the handle removes it);
-    `on_tokens(real, other)`: a forward with gradients on embedded `real` real tokens and
-    `other` ids that are neither real nor `value` (the launch's PAD_ID: a literal pad id)."""
+    `on_tokens(real, other, slots, rows)`: a forward with gradients on embedded `real` real
+    tokens and `other` ids that are neither real nor `value` (the launch's PAD_ID: a literal
+    pad id) out of `slots` ids in all, laid out in `rows` rows (1 for a 1-D tensor)."""
 
     def hook(module: torch.nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         if not isinstance(module, torch.nn.Embedding) or not args:
@@ -33,7 +35,8 @@ def remap_padding(
         outside = (ids < low) | (ids >= high)
         if on_tokens is not None and torch.is_grad_enabled():
             padding = int(outside.sum())
-            on_tokens(int(ids.numel()) - padding, padding - int((ids == value).sum()))
+            slots, rows = int(ids.numel()), int(ids.shape[0]) if ids.dim() > 1 else 1
+            on_tokens(slots - padding, padding - int((ids == value).sum()), slots, rows)
         if not bool(outside.any()):
             return None
         return (torch.where(outside, torch.full_like(ids, value), ids), *args[1:])

@@ -37,6 +37,18 @@ FAILED: dict[str, Template] = {
         ),
         MASK_CARDS,
     ),
+    "masks.batched_by_length": Template(
+        "bio-batching",
+        'Your batches were neither grouped by length nor packed: "{evidence}". What does '
+        "padding every batch to its longest sequence cost here, and how would you batch?",
+        (
+            "Padding to the batch's longest wastes compute on every padded slot",
+            "Bucketing: sort by length within a shuffled pool, cut batches of neighbours",
+            "Packing: several sequences in one row with a block-diagonal attention mask",
+            "One sequence per forward avoids padding but gives up the batch's parallelism",
+        ),
+        MASK_CARDS,
+    ),
     "split.by_cluster": Template(
         "bio-split-cluster",
         'A cluster is on both sides of your split: "{evidence}". Why does that inflate the '

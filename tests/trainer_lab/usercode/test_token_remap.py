@@ -25,3 +25,17 @@ def test_an_embedding_reads_every_id_outside_the_range_as_the_value():
     assert torch.equal(after[real], before[real])
     assert torch.equal(after[~real], embed.weight[22].expand(int((~real).sum()), 4))
     assert torch.equal(embed(ids), before)  # removed: read as written again
+
+
+def test_each_read_with_gradients_reports_real_other_slots_and_rows():
+    embed = torch.nn.Embedding(24, 4)
+    seen: list[tuple[int, int, int, int]] = []
+    handle = remap_padding(1, 21, 22, on_tokens=lambda *counts: seen.append(counts))
+    try:
+        embed(torch.tensor([[3, 20, 22, 22], [1, 0, 22, 23]]))  # 3 real, 0 and 23 literal ids
+        embed(torch.tensor([5, 6, 22]))  # one packed row as a 1-D tensor
+        with torch.no_grad():
+            embed(torch.tensor([[1, 2]]))  # evaluation: not reported
+    finally:
+        handle.remove()
+    assert seen == [(3, 2, 8, 2), (2, 0, 3, 1)]

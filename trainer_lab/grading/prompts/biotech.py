@@ -43,7 +43,7 @@ LOSS_BAND = (0.5, 3.0)
 
 PHASES = ("masks", "split", "epoch")
 CHECK_NAMES: dict[str, tuple[str, ...]] = {
-    "masks": ("masks.trains", "masks.padding_never_in_loss"),
+    "masks": ("masks.trains", "masks.padding_never_in_loss", "masks.batched_by_length"),
     "split": ("split.by_cluster", "split.validates_held_out"),
     "epoch": ("epoch.exactly_once", "epoch.reshuffled", "epoch.resume_continues"),
 }
@@ -58,7 +58,10 @@ untrained tagger's: x{LOSS_BAND[0]:g}-{LOSS_BAND[1]:g} of ln 3); run again on th
 other labels: step 1's gradients differ (the labels reach the loss); and on the
 same sequences with another PAD_ID (in both runs the model's nn.Embedding reads
 every id that is not an amino acid as that run's PAD_ID): every step's gradients
-and printed loss are the same (padding never reaches the loss)""",
+and printed loss are the same (padding never reaches the loss); on most steps a
+rank embeds its sequences in fewer forwards than sequences, and either packs
+several into a row or batches similar lengths (padded to each batch's longest,
+at most 3/4 of the padding random batches of the same sizes would need)""",
     "split": """\
 from the sequences the W=2 run read for steps 1..N (training) and after step N
 (validation): no cluster on both sides; every sequence of a held-out cluster

@@ -10,6 +10,7 @@ from typing import Any
 
 from trainer_lab.grading.checks_exchange import outside_reads
 from trainer_lab.grading.checks_run import max_abs_diff
+from trainer_lab.grading.prompts.checks_batching import batching_verdict, rank_steps
 from trainer_lab.grading.prompts.checks_eval import CAUSE, lines, trains
 from trainer_lab.result import Check
 from trainer_lab.usercode import protocol
@@ -219,7 +220,8 @@ def mask_checks(
     runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, float], lengths: list[int]
 ) -> list[Check]:
     """`masks.trains`: the W=2 run trains (trains()), so does one process, step 1's printed loss
-    is a mean per residue and shifted labels change step 1's gradients. `padded` reads the
+    is a mean per residue and shifted labels change step 1's gradients; `batched_by_length`:
+    batching_check. `padded` reads the
     W=2 run's sequences with another PAD_ID: when padding never reaches the loss (not as a
     target, not as a key the residues attend to), every step's gradients and the printed losses
     are the same."""
@@ -229,9 +231,10 @@ def mask_checks(
     trains_check = check(
         "masks.trains", ran and not more, f"{trained}; {more}" if more else trained
     )
+    batching = batching_check(run, lengths, steps) if ran else check(BATCHED, False, trained)
     if not ran or padded.status != "ok" or steps_made(padded) != steps:
         why = f"{trained}; with another PAD_ID: {padded.summary()}, {steps_made(padded)} steps"
-        return [trains_check, check("masks.padding_never_in_loss", False, why)]
+        return [trains_check, check("masks.padding_never_in_loss", False, why), batching]
     worst, where = 0.0, ""
     for rank in run.ranks():
         for k, (a, b) in enumerate(zip(_grads(run, rank), _grads(padded, rank), strict=False)):
@@ -258,7 +261,20 @@ def mask_checks(
             "or a mask off by one), residues attending to padded keys (no key_padding_mask), "
             "or a mean over padded length; or a run that is not deterministic (unseeded order)"
         )
-    return [trains_check, check("masks.padding_never_in_loss", ok, detail)]
+    return [trains_check, check("masks.padding_never_in_loss", ok, detail), batching]
+
+
+BATCHED = "masks.batched_by_length"
+
+
+def batching_check(run: ScriptRun, lengths: list[int], steps: int) -> Check:
+    """`masks.batched_by_length`: the W=2 run's steps batch sequences of similar length or
+    pack several into a row (checks_batching.py), judged against the trained sequences."""
+    found = rank_steps(run, lengths, steps)
+    pool = sorted({s for r in run.ranks() for d, s in fetches(run.observe_dir, r) if d < steps})
+    holds, seen = batching_verdict(found, [lengths[s] for s in pool if 0 <= s < len(lengths)])
+    return check(BATCHED, holds, seen if holds else f"{seen}{CAUSE}random batches padded to "
+                 "their longest sequence, or one sequence per forward")  # fmt: skip
 
 
 def split_checks(run: ScriptRun, clusters: list[int]) -> list[Check]:

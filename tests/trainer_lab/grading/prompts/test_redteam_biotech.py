@@ -13,7 +13,11 @@ verdict needs. Real torchrun runs (lab marker).
 - gaming_pad_with_residue: padded with an amino acid and no key mask, which swapping PAD_ID
   cannot see; the embedding now counts the real tokens it reads against the residues read;
 - wrong_val_unsharded: every rank validated every sequence; a rank may now read at most its
-  share, ceil(n / W).
+  share, ceil(n / W);
+- wrong_no_bucketing / gaming_no_batching: random batches padded to their longest, and one
+  sequence per forward, passed while batching was not observed; the embedding now records its
+  rows and slots, and masks.batched_by_length compares them with the sequences read
+  (right_packing, several sequences per row, passes it).
 
 The strict xfails are what the grader still does not see (the note on issue 37 says why)."""
 
@@ -43,6 +47,9 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("masks", "split"),
         ("masks.padding_never_in_loss", "split.by_cluster", "split.validates_held_out"),
     ),
+    "right_packing": (("masks",), ()),
+    "wrong_no_bucketing": (("masks",), ("masks.batched_by_length",)),
+    "gaming_no_batching": (("masks",), ("masks.batched_by_length",)),
 }
 # answer -> (phase, the check that should fail, why it does not)
 GAPS: dict[str, tuple[str, str, str]] = {
@@ -58,16 +65,6 @@ GAPS: dict[str, tuple[str, str, str]] = {
         "the same with uneven residue counts per rank: no same-batch one-process reference",
     ),
     "gaming_fake_print": ("masks", "masks.trains", "printed losses are bounded at step 1 only"),
-    "wrong_no_bucketing": (
-        "masks",
-        "masks.padding_never_in_loss",
-        "bucketing or packing (an efficiency rule) is not measured; the gradients are right",
-    ),
-    "gaming_no_batching": (
-        "masks",
-        "masks.padding_never_in_loss",
-        "one sequence per forward pads nothing; batching is not measured",
-    ),
 }
 
 
