@@ -67,6 +67,12 @@ def tokens_file(rank: int) -> str:
     return f"tokens-rank{rank}.jsonl"
 
 
+def losses_file(rank: int) -> str:
+    """One JSON line per backward pass from a scalar, where the token remap is on
+    (token_remap.py): pstep, the scalar's value (the loss the rank trained on)."""
+    return f"losses-rank{rank}.jsonl"
+
+
 def saves_file(rank: int) -> str:
     """One JSON line per torch.save / file write / fsync / rename into the checkpoint dir (and per
     torn save)."""

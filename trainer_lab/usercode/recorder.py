@@ -156,9 +156,10 @@ class Recorder:
         server = SampleServer(plan or DataPlan(seed=0), self.rank, world)
         set_plan_constants(module, plan)
         if plan is not None and plan.token_remap:
-            from trainer_lab.usercode.token_remap import remap_padding
+            from trainer_lab.usercode.token_remap import record_backward_losses, remap_padding
 
             remap_padding(*plan.token_remap, on_tokens=self.on_tokens)
+            record_backward_losses(self.on_loss)
         draw = module._sample
         own_file = getattr(module, "__file__", None)
 
@@ -240,6 +241,10 @@ class Recorder:
         launch's PAD_ID, out of `slots` ids in `rows` rows, with gradients on (token_remap.py)."""
         record = {"pstep": self.pstep, "real": real, "other": other, "slots": slots, "rows": rows}
         self.write(protocol.tokens_file(self.rank), record)
+
+    def on_loss(self, value: float) -> None:
+        """A backward pass started from a scalar of this value (token_remap.py)."""
+        self.write(protocol.losses_file(self.rank), {"pstep": self.pstep, "loss": value})
 
     def on_fetch(self, index: int) -> None:
         if loader_workers.in_loader_worker():  # the main process records what it hands over

@@ -42,3 +42,22 @@ def remap_padding(
         return (torch.where(outside, torch.full_like(ids, value), ids), *args[1:])
 
     return register_module_forward_pre_hook(hook)
+
+
+def record_backward_losses(on_loss: Callable[[float], None]) -> None:
+    """Report the value of every scalar a backward pass starts from (torch.autograd.backward,
+    which Tensor.backward calls; not a backward nested in another): the loss the rank trained
+    on, to compare with the loss it prints."""
+    original = torch.autograd.backward
+    depth = [0]
+
+    def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+        if depth[0] == 0 and isinstance(tensors, torch.Tensor) and tensors.numel() == 1:
+            on_loss(float(tensors.detach().float().cpu()))
+        depth[0] += 1
+        try:
+            return original(tensors, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    torch.autograd.backward = backward

@@ -39,3 +39,20 @@ def test_each_read_with_gradients_reports_real_other_slots_and_rows():
     finally:
         handle.remove()
     assert seen == [(3, 2, 8, 2), (2, 0, 3, 1)]
+
+
+def test_every_backward_from_a_scalar_reports_its_value_once():
+    from trainer_lab.usercode import token_remap
+
+    original = torch.autograd.backward
+    seen: list[float] = []
+    try:
+        token_remap.record_backward_losses(seen.append)
+        w = torch.ones(3, requires_grad=True)
+        (w * 2).sum().backward()  # Tensor.backward goes through torch.autograd.backward
+        torch.autograd.backward(w.square().sum() / 4)
+        (w * 3).backward(torch.ones(3))  # not from a scalar: not a loss
+    finally:
+        torch.autograd.backward = original
+    assert seen == [6.0, 0.75]
+    assert torch.equal(w.grad, torch.full((3,), 2.0 + 0.5 + 3.0))

@@ -54,8 +54,10 @@ GRADED: dict[str, str] = {
 W=2, N={STEPS}, C={CKPT_EVERY}: exits 0 after N optimizer steps on each rank (replicas
 identical), and as one process (python train.py): N steps, loss lines for steps
 1..N, a checkpoint in DIR; step 1's printed loss is a mean per residue (an
-untrained tagger's: x{LOSS_BAND[0]:g}-{LOSS_BAND[1]:g} of ln 3); run again on the same residues with
-other labels: step 1's gradients differ (the labels reach the loss); and on the
+untrained tagger's: x{LOSS_BAND[0]:g}-{LOSS_BAND[1]:g} of ln 3); every printed loss is what the
+ranks' backward passes began from (their sum, / W, or / the step's residues);
+run again on the same residues with other labels: step 1's gradients differ
+(the labels reach the loss); and on the
 same sequences with another PAD_ID (in both runs the model's nn.Embedding reads
 every id that is not an amino acid as that run's PAD_ID): every step's gradients
 and printed loss are the same (padding never reaches the loss); on most steps a

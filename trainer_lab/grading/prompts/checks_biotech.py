@@ -12,6 +12,11 @@ from trainer_lab.grading.checks_exchange import outside_reads
 from trainer_lab.grading.checks_run import max_abs_diff
 from trainer_lab.grading.prompts.checks_batching import batching_verdict, rank_steps
 from trainer_lab.grading.prompts.checks_eval import CAUSE, lines, trains
+from trainer_lab.grading.prompts.checks_printed import (
+    printed_loss_problem,
+    step_residues,
+    trained_losses,
+)
 from trainer_lab.result import Check
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.evidence import fetches, read_jsonl, step_records
@@ -135,9 +140,11 @@ def labels_problem(mine: dict[str, Any], relabelled: dict[str, Any]) -> str | No
     return None
 
 
-def train_detail(runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, float]) -> str:
-    """Beyond the W=2 run: the one-process run, step 1's loss scale and the labels' effect
-    ('' when all hold)."""
+def train_detail(
+    runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, float], lengths: list[int]
+) -> str:
+    """Beyond the W=2 run: the one-process run, step 1's loss scale, the printed losses against
+    the trained ones (checks_printed.py) and the labels' effect ('' when all hold)."""
     single, relabelled, run = runs["one_process"], runs["labels"], runs["train"]
     problems = []
     why = single.summary()
@@ -157,6 +164,13 @@ def train_detail(runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, f
             f"of an untrained tagger{CAUSE}the printed loss is a sum (or multiplied by the "
             "residue count, or a mean per sequence), not the mean over the global batch's "
             "real residues"
+        )
+    trained, world = trained_losses(run, steps), len(run.ranks())
+    why = printed_loss_problem(step_losses(run), trained, step_residues(run, lengths, steps), world)
+    if why:
+        problems.append(
+            f"{why}{CAUSE}the printed numbers are made up or computed apart from the loss that "
+            "trains (another batch, another model, a constant)"
         )
     if relabelled.status != "ok" or not steps_made(relabelled):
         problems.append(f"with other labels: {relabelled.summary()}")
@@ -227,7 +241,7 @@ def mask_checks(
     are the same."""
     run, padded = runs["train"], runs["pad"]
     ran, trained = trains(run, steps)
-    more = train_detail(runs, steps, band) if ran else ""
+    more = train_detail(runs, steps, band, lengths) if ran else ""
     trains_check = check(
         "masks.trains", ran and not more, f"{trained}; {more}" if more else trained
     )

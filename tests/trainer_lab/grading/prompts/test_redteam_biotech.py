@@ -17,7 +17,10 @@ verdict needs. Real torchrun runs (lab marker).
 - wrong_no_bucketing / gaming_no_batching: random batches padded to their longest, and one
   sequence per forward, passed while batching was not observed; the embedding now records its
   rows and slots, and masks.batched_by_length compares them with the sequences read
-  (right_packing, several sequences per row, passes it).
+  (right_packing, several sequences per row, passes it);
+- gaming_fake_print: printed a made-up curve beside real training, bounded at step 1 only; every
+  backward's scalar is now recorded, and each printed loss must be their sum, / W, or / the
+  step's residues (one scale for every step).
 
 The strict xfails are what the grader still does not see (the note on issue 37 says why)."""
 
@@ -50,6 +53,7 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "right_packing": (("masks",), ()),
     "wrong_no_bucketing": (("masks",), ("masks.batched_by_length",)),
     "gaming_no_batching": (("masks",), ("masks.batched_by_length",)),
+    "gaming_fake_print": (("masks",), ("masks.trains",)),
 }
 # answer -> (phase, the check that should fail, why it does not)
 GAPS: dict[str, tuple[str, str, str]] = {
@@ -64,7 +68,6 @@ GAPS: dict[str, tuple[str, str, str]] = {
         "masks.trains",
         "the same with uneven residue counts per rank: no same-batch one-process reference",
     ),
-    "gaming_fake_print": ("masks", "masks.trains", "printed losses are bounded at step 1 only"),
 }
 
 
