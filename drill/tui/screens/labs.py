@@ -100,9 +100,10 @@ class LabsScreen(Screen[None]):
     def on_resize(self, event: events.Resize) -> None:
         wide = self._is_wide(event.size.width)
         if wide != self._wide:
+            selected = self.selected_lab()  # the columns' reset moves the cursor to the top
             self._wide = wide
             self._add_columns()
-            self.refresh_table()
+            self.refresh_table(selected)
 
     def _say(self, notice: str | None) -> None:
         if notice:
@@ -117,9 +118,11 @@ class LabsScreen(Screen[None]):
         self._say(notice)
         self.refresh_table()
 
-    def refresh_table(self) -> None:
+    def refresh_table(self, keep: str | None = None) -> None:
+        """Fill the table again, the cursor on the lab it was on (`keep`: that lab's name)."""
         table = self.query_one("#labs", DataTable)
         row = table.cursor_row
+        keep = keep or self.selected_lab()
         table.clear()
         found = self.overview.rows()
         self._say(found.notice)
@@ -134,6 +137,7 @@ class LabsScreen(Screen[None]):
                 row_cells = cells(lab.name, lab.cards, lab.last)
             table.add_row(*row_cells, key=lab.name)
         if self._names:
+            row = self._names.index(keep) if keep in self._names else row
             table.move_cursor(row=min(max(row, 0), len(self._names) - 1))
         self._show_runs(self.selected_lab())
 
