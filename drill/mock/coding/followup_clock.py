@@ -7,7 +7,10 @@ The rules, one copy each:
   first unanswered one).
 - Time per question: the pushback phase's budget shared by the questions, so it scales with
   the round (a 55-minute round with five questions: 3 minutes each), never under MIN_SECONDS.
-- Submit: the answer typed is kept and the next question starts on a fresh clock.
+- Submit: the answer typed is kept and the next question starts on a fresh clock; when the
+  answer names a design choice, the next question probes it instead
+  (drill.mock.coding.followup_probes: `built_on` is then the answered question's number, and
+  the caller keeps the new questions and requotes the notes' heading).
 - Timeout: what was typed by then is kept as the answer (nothing typed: the question stays
   unanswered and rates nothing), and the next question starts.
 - Pause: the question's clock stops with the round's clock.
@@ -26,9 +29,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from drill.mock.coding.followup_probes import build_on
 from drill.mock.coding.pushback import HEADING, SECTION_END, notes_with_questions
+
+if TYPE_CHECKING:
+    from drill.mock.coding.session import CodingSession
 
 MIN_SECONDS = 60.0
 
@@ -69,6 +76,7 @@ class FollowUpClock:
         self._started: float | None = None  # when the current question's clock last ran
         self._used = 0.0  # its time used before that
         self.paused = False
+        self.built_on: int | None = None  # the last answer drew a probe: its question's number
 
     # --- reading -------------------------------------------------------------------------------
     @property
@@ -120,6 +128,10 @@ class FollowUpClock:
 
     def _next(self, typed: str, *, timed_out: bool) -> Answered:
         done = Answered(self.index + 1, typed.strip(), timed_out)
+        rebuilt = build_on(self.questions, done.number, done.text)
+        self.built_on = None if rebuilt is None else done.number
+        if rebuilt is not None:
+            self.questions = rebuilt
         self.index += 1
         running = self._started is not None
         self._started, self._used = None, 0.0
@@ -150,3 +162,35 @@ def answer_into_notes(notes: str, questions: Sequence[Mapping[str, Any]], answer
     if not answer.text:  # nothing typed: the question stays unanswered
         return notes
     return "\n".join([*lines[:body], answer.text, "", *lines[end:]])
+
+
+def requote(notes: str, number: int, question: Mapping[str, Any]) -> str:
+    """The notes with question `number`'s heading and quoted question replaced by `question`'s
+    (a probe took its place, drill.mock.coding.followup_probes); what is written under it is
+    kept; the notes as they were when they have no such heading."""
+    lines = notes.split("\n")
+    at = next(
+        (i for i, line in enumerate(lines)
+         if (m := HEADING.match(line)) and int(m.group(1)) == number),
+        None,
+    )  # fmt: skip
+    if at is None:
+        return notes
+    end = at + 1
+    while end < len(lines) and lines[end].lstrip().startswith(">"):
+        end += 1
+    text = " ".join(str(question.get("question", "")).split())
+    heading = f"## Q{number} ({question.get('source_check', '')})"
+    return "\n".join([*lines[:at], heading, f"> {text}", *lines[end:]])
+
+
+def adopt_probe(
+    session: CodingSession, asked: FollowUpClock, number: int
+) -> Mapping[str, Any] | None:
+    """When the answer to question `number` drew a probe (asked.built_on), the round's questions
+    become the clock's (kept in the round's state on its next save, so a resume asks the same)
+    and the probe is returned, for requote(); else None."""
+    if asked.built_on != number or number >= len(asked.questions):
+        return None
+    session.pushback = [dict(q) for q in asked.questions]
+    return asked.questions[number]

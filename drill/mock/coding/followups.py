@@ -291,9 +291,11 @@ def follow_ups(
 
 
 def iter_card_ids() -> Iterator[str]:
-    """Every card id the table links to (each once)."""
+    """Every card id the table and the probes (followup_probes) link to (each once)."""
+    from drill.mock.coding.followup_probes import PROBES
+
     seen: dict[str, None] = {}
     for template in (*FAILED.values(), GATE_NOT_COMPILED, GATE_NO_OPTIMIZER_STEP, HANG,
-                     *WHAT_IF.values()):  # fmt: skip
+                     *WHAT_IF.values(), *PROBES):  # fmt: skip
         seen.update(dict.fromkeys(template.cards))
     return iter(seen)

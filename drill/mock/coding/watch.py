@@ -31,7 +31,12 @@ from typing import Any
 
 from drill.mock.clock import RoundClock, Status
 from drill.mock.coding.conductor import Grader, Record, RoundGrading, grade_round
-from drill.mock.coding.followup_clock import FollowUpClock, per_question_seconds
+from drill.mock.coding.followup_clock import (
+    FollowUpClock,
+    adopt_probe,
+    per_question_seconds,
+    requote,
+)
 from drill.mock.coding.notebook import append_follow_ups
 from drill.mock.coding.pushback import (
     answers,
@@ -274,8 +279,24 @@ class RoundWatch:
             timed_out = asked.tick(written)
             if not timed_out:
                 return []
-            said = f"Time is up for Q{timed_out[0].number}."
+            done, said = timed_out[0], f"Time is up for Q{timed_out[0].number}."
+        if done is not None and self._adopt_probe(done.number):
+            said += f" Q{done.number + 1} builds on that answer."
         return [said, *(self._asked_now() or ["That was the last question."])]
+
+    def _adopt_probe(self, number: int) -> bool:
+        """Keep the questions when answer `number` drew a probe (followup_clock.adopt_probe),
+        and quote it under its heading in notes.md (a notebook round keeps its cell as is: the
+        question is printed here)."""
+        assert self.followups is not None
+        probe = adopt_probe(self.session, self.followups, number)
+        if probe is None:
+            return False
+        if self.session.notebook_path is None:
+            self.session.save(notes=requote(self.session.notes_file(), number + 1, probe))
+        else:
+            self.session.save()
+        return True
 
     def _grade(self, phases: tuple[str, ...]) -> list[str]:
         graded = grade_round(self.session, phases, grader=self.grade, record=self.record)

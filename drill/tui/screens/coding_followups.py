@@ -20,8 +20,10 @@ from drill.mock.clock import Status
 from drill.mock.coding.followup_clock import (
     Answered,
     FollowUpClock,
+    adopt_probe,
     answer_into_notes,
     per_question_seconds,
+    requote,
 )
 from drill.mock.coding.pushback import answers
 from drill.mock.report import clock as fmt_clock
@@ -153,7 +155,11 @@ def ask_on_the_clock(
         return False
 
     def write(done: Answered) -> None:
-        notes.load_text(answer_into_notes(notes.text, questions, done))
+        text = answer_into_notes(notes.text, asked.questions, done)
+        probe = adopt_probe(session, asked, done.number)  # the next question builds on it
+        if probe is not None:
+            text = requote(text, done.number + 1, probe)
+        notes.load_text(text)
         session.save(notes=notes.text)
 
     app.push_screen(

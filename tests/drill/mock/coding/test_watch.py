@@ -214,15 +214,27 @@ def test_pushback_grades_everything_and_asks_follow_ups_in_the_notes(tmp_path, c
     assert lines[-1] == f"Answer each under its ## Q heading in {watch.session.notes_path}"
     assert watch.status_line().endswith(" · Q1 3:00 left")
 
-    # an answer saved under Q1's heading: Q2 is asked, on a fresh clock
+    # an answer saved under Q1's heading: Q2 is asked, on a fresh clock; the answer names a
+    # design choice, so Q2 builds on it (followup_probes), kept in the round and in notes.md
     clock.advance(100)
-    watch.session.save(notes=watch.session.notes().replace("\n\n## Q2", "\nthe sampler\n\n## Q2"))
+    count = len(watch.session.pushback)
+    answer = "We resume the sampler at its offset"
+    watch.session.save(notes=watch.session.notes().replace("\n\n## Q2", f"\n{answer}\n\n## Q2"))
     lines = watch.step()
-    assert lines[0] == "Answer to Q1 saved." and lines[1].startswith("Q2. ")
+    assert lines[0] == "Answer to Q1 saved. Q2 builds on that answer."
+    assert lines[1].startswith(f'Q2. You said: "{answer}". What does DistributedSampler do')
+    assert watch.session.pushback[1]["id"] == "probe-sampler"
+    assert len(watch.session.pushback) == count  # the last question not about a failure left
+    again = CodingSession(watch.session.folder, now=clock)  # a resume asks the same
+    assert [q["id"] for q in again.pushback] == [q["id"] for q in watch.session.pushback]
+    notes = watch.session.notes()
+    assert f'## Q2 (builds on Q1)\n> You said: "{answer}".' in notes
+    assert "## Q1 (" in notes and answer in notes  # the answer to Q1 is as it was written
     assert watch.status_line().endswith(" · Q2 3:00 left")
-    clock.advance(180)  # nothing written in time: the next question
+    clock.advance(180)  # nothing written in time: the next question, and no probe
     lines = watch.step()
     assert lines[0] == "Time is up for Q2." and lines[1].startswith("Q3. ")
+    assert not lines[1].startswith("Q3. You said")
 
 
 def test_a_notebook_rounds_follow_ups_are_a_cell_of_the_notebook_alone(tmp_path, clock):

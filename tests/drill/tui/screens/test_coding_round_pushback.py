@@ -202,7 +202,15 @@ async def test_each_follow_up_is_answered_in_its_box_and_kept_in_the_notes(drill
         await pilot.press("f3", "f3", "f3", "f3")
         await until(pilot, lambda: isinstance(app.screen, FollowUpScreen))
         assert app.screen.asked.number == 1  # one question at a time, not the list
+        count = len(app.screen.asked.questions)
         await pilot.press(*"sampler", "ctrl+s")
         await until(pilot, lambda: app.screen.asked.number == 2)
+        # the answer names a design choice: Q2 builds on it, quoting it (followup_probes)
+        shown = str(app.screen.query_one("#followup-question").render())
+        assert shown.startswith('You said: "sampler". What does DistributedSampler do')
     kept = answers(session.notes(), len(session.pushback))
     assert kept[0] == "sampler" and kept[1:] == [""] * (len(kept) - 1)
+    assert len(session.pushback) == count and session.pushback[1]["id"] == "probe-sampler"
+    assert '## Q2 (builds on Q1)\n> You said: "sampler".' in session.notes()
+    again = CodingSession(session.folder)  # saved with the round: a resume asks the same
+    assert again.pushback[1]["question"] == session.pushback[1]["question"]
