@@ -136,11 +136,16 @@ class FollowUpScreen(ModalScreen[None]):
 
 
 def ask_on_the_clock(
-    round_screen: Screen, session: CodingSession, questions: list[dict], notes: TextArea
+    round_screen: Screen,
+    session: CodingSession,
+    questions: list[dict],
+    notes: TextArea,
+    on_change: Callable[[list[dict]], None] | None = None,
 ) -> bool:
     """Push the follow-ups one at a time over the round's screen (from the first one not yet
-    answered in the notes; not twice); each answer is written into the notes. False when none
-    is left to ask."""
+    answered in the notes; not twice); each answer is written into the notes, and when it
+    draws a probe (the next question builds on it) `on_change` gets the new questions. False
+    when none is left to ask."""
     app = round_screen.app
     if any(isinstance(screen, FollowUpScreen) for screen in app.screen_stack):
         return True
@@ -161,6 +166,8 @@ def ask_on_the_clock(
             text = requote(text, done.number + 1, probe)
         notes.load_text(text)
         session.save(notes=notes.text)
+        if probe is not None and on_change is not None:
+            on_change(session.pushback)
 
     app.push_screen(
         FollowUpScreen(

@@ -14,7 +14,7 @@ GRADING_FIRST: tuple = (
 )
 
 
-def asked_rows(questions: list[dict], *, from_grading: bool) -> list:
+def asked_rows(questions: list[dict], from_grading: bool) -> list:
     """The box's rows: where the questions come from, each question on one line, and where to
     answer them."""
     where = (

@@ -296,21 +296,22 @@ class CodingRoundScreen(RoundFilesScreen):
             self._start_grading(Grade(self.session.all_grader_phases))
 
     def _after_grading(self) -> None:
-        """Once no grading is left to run: ask the follow-ups (from the full grading when there
-        is one, else from the code)."""
+        """No grading left to run: ask the follow-ups (from the full grading, else the code)."""
         if self.session.phase.id != "pushback" or self.session.finished or self.session.pushback:
             return
         self._ask(pushback_questions(self.session, from_code=True))
 
     def _ask(self, questions: list[dict]) -> None:
-        self._pushback_box(
-            asked_rows(questions, from_grading=self.session.pushback_from is not None)
-        )
+        self._show_asked(questions)
         notes = self.query_one("#notes", TextArea)
         if add_to_notes(notes, questions):
             self.notes = notes.text
             self.autosave()
-        ask_on_the_clock(self, self.session, questions, notes)  # one at a time, each timed
+        ask_on_the_clock(self, self.session, questions, notes, on_change=self._show_asked)
+
+    def _show_asked(self, questions: list[dict]) -> None:
+        """The box's questions (asked one at a time; one may build on the last answer)."""
+        self._pushback_box(asked_rows(questions, self.session.pushback_from is not None))
 
     def _pushback_box(self, rows: Iterable) -> None:
         box = self.query_one("#pushback", Static)

@@ -208,6 +208,8 @@ async def test_each_follow_up_is_answered_in_its_box_and_kept_in_the_notes(drill
         # the answer names a design choice: Q2 builds on it, quoting it (followup_probes)
         shown = str(app.screen.query_one("#followup-question").render())
         assert shown.startswith('You said: "sampler". What does DistributedSampler do')
+        box = str(app.screen_stack[-2].query_one("#pushback").render())  # the round's box too
+        assert 'Q2. You said: "sampler".' in box
     kept = answers(session.notes(), len(session.pushback))
     assert kept[0] == "sampler" and kept[1:] == [""] * (len(kept) - 1)
     assert len(session.pushback) == count and session.pushback[1]["id"] == "probe-sampler"
