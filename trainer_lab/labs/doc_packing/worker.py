@@ -29,6 +29,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
+from trainer_lab.train.collectives import reduce_numbers
 from trainer_lab.train.worker import WorkerContext
 
 VOCAB, D_MODEL, HEADS, LAYERS = 64, 32, 4, 2
@@ -260,15 +261,6 @@ def loss_terms(
     }
 
 
-def reduce(values: dict[str, float], op: Any, device: Any) -> dict[str, float]:
-    """all_reduce a dict of numbers as one float64 tensor (SUM or MAX over the ranks)."""
-    names = sorted(values)
-    t = torch.tensor([values[n] for n in names], dtype=torch.float64, device=device)
-    if dist.is_initialized():
-        dist.all_reduce(t, op=op)
-    return dict(zip(names, t.tolist(), strict=True))
-
-
 def build_model(seq_len: int, rotary: bool, seed: int, device: Any) -> nn.Module:
     torch.manual_seed(seed)
     model = PackedLM(seq_len, rotary).to(device).eval()
@@ -311,9 +303,10 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
         diff, _ = packing.compare(packing.forward(rotary, True, pos_reset), rotary_alone)
         diffs[f"{name}.logit"] = diff
 
-    sums = reduce(loss_terms(packing, logits, sabotage, alone), dist.ReduceOp.SUM, device)
+    sums = reduce_numbers(loss_terms(packing, logits, sabotage, alone), dist.ReduceOp.SUM, device)
     lengths = [len(docs[i]) for i in mine]
-    maxima = reduce({**diffs, "max_doc_len": float(max(lengths))}, dist.ReduceOp.MAX, device)
+    largest = {**diffs, "max_doc_len": float(max(lengths))}
+    maxima = reduce_numbers(largest, dist.ReduceOp.MAX, device)
     per_rank = torch.tensor([len(packing.placed), sum(lengths)], device=device)
     gathered = [torch.zeros_like(per_rank) for _ in range(ctx.world_size)]
     if dist.is_initialized():

@@ -32,6 +32,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from trainer_lab.train.collectives import average_gradients
 from trainer_lab.train.model import MLP
 
 if TYPE_CHECKING:  # imported lazily: a fresh interpreter runs previous_job() from this module
@@ -172,14 +173,7 @@ def train_step(
     opt.zero_grad(set_to_none=True)
     loss.backward()
     if world > 1:
-        grads = [p.grad for p in model.parameters()]
-        flat = torch.cat([g.flatten() for g in grads])
-        dist.all_reduce(flat)
-        flat /= world
-        offset = 0
-        for g in grads:
-            g.copy_(flat[offset : offset + g.numel()].view_as(g))
-            offset += g.numel()
+        average_gradients(model.parameters(), world)
     opt.step()
     if device.type == "cuda":
         torch.cuda.synchronize(device)

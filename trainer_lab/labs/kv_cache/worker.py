@@ -37,6 +37,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
+from trainer_lab.train.collectives import reduce_numbers
 from trainer_lab.train.worker import WorkerContext
 
 VOCAB, D_MODEL, HEADS, KV_HEADS, LAYERS = 64, 64, 4, 2, 2
@@ -307,15 +308,6 @@ def logprob_stats(
     }
 
 
-def reduce(values: dict[str, float], op: Any, device: Any) -> dict[str, float]:
-    """all_reduce a dict of numbers as one float64 tensor."""
-    names = sorted(values)
-    t = torch.tensor([values[n] for n in names], dtype=torch.float64, device=device)
-    if dist.is_initialized():
-        dist.all_reduce(t, op=op)
-    return dict(zip(names, t.tolist(), strict=True))
-
-
 def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
     torch.set_num_threads(1)
     sabotage, length, p, b = spec["sabotage"], spec["seq_len"], spec["prompt_len"], spec["batch"]
@@ -350,9 +342,9 @@ def main(ctx: WorkerContext, spec: dict[str, Any]) -> None:
     }
     minima = {f"{path}.{k}": v for path, s in serve.items() for k, v in s["min"].items()}
     sums = {f"{path}.{k}": v for path, s in serve.items() for k, v in s["sum"].items()}
-    maxima = reduce(maxima, dist.ReduceOp.MAX, ctx.device)
-    minima = reduce(minima, dist.ReduceOp.MIN, ctx.device)
-    sums = reduce(sums, dist.ReduceOp.SUM, ctx.device)
+    maxima = reduce_numbers(maxima, dist.ReduceOp.MAX, ctx.device)
+    minima = reduce_numbers(minima, dist.ReduceOp.MIN, ctx.device)
+    sums = reduce_numbers(sums, dist.ReduceOp.SUM, ctx.device)
     if ctx.rank == 0:
         ctx.events().write(
             "kv_cache",

@@ -25,6 +25,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn import functional as F
 
+from trainer_lab.train.collectives import average_gradients
 from trainer_lab.train.worker import WorkerContext
 
 
@@ -142,15 +143,8 @@ def train_arm(
         sums = torch.tensor([ce.item(), log_z.mean().item(), entropy], device=device)
         peaks = torch.tensor([max_logit, log_z.abs().max().item()], device=device)
         if sync:
-            grads = [p.grad for p in model.parameters() if p.grad is not None]
-            flat = torch.cat([g.flatten() for g in grads])
             if not spec["skip_grad_sync"]:
-                dist.all_reduce(flat)
-                flat /= world
-            offset = 0
-            for g in grads:
-                g.copy_(flat[offset : offset + g.numel()].view_as(g))
-                offset += g.numel()
+                average_gradients(model.parameters(), world)
             dist.all_reduce(sums)
             dist.all_reduce(peaks, op=dist.ReduceOp.MAX)
         sums /= world
