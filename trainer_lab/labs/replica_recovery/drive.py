@@ -16,7 +16,7 @@ QUORUM_TIMEOUT_S = 60  # a replica waits this long for its quorum answer
 # the quorum groups' gloo timeout: a peer of the dead replica errors at once ("Connection closed
 # by peer"); with 4+ replicas one that only waits on another survivor in the ring learns it from
 # this timeout (gloo's abort does not close the group's connections)
-GROUP_TIMEOUT_S = 5
+GROUP_TIMEOUT_S = 10  # generous: a live replica starved on a loaded machine must not time out
 SUPERVISOR_TIMEOUT_S = 60  # the supervisors' own group (torchrun's): barriers between the modes
 JOIN_TIMEOUT_S = 30  # the lighthouse waits this long for a spare it asked for
 
