@@ -36,9 +36,9 @@ class DataPlan:
     read_wait_s: float = 0.0  # each read waits this long first (known_work.py)
     step_wait_s: float = 0.0  # each optimizer step waits this long (known_work.py)
     pad_id: int | None = None  # drill_data.PAD_ID in this launch (None: the module's)
-    # (low, high, value): an nn.Embedding reads every id outside [low, high) as value
-    # (token_remap.py; None: no remap)
-    token_remap: tuple[int, int, int] | None = None
+    # (low, high, pad_id, decoy, vocab): an nn.Embedding of `vocab` rows reads every id outside
+    # [low, high) as decoy (token_remap.py; None: no remap)
+    token_remap: tuple[int, int, int, int, int] | None = None
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

@@ -61,9 +61,10 @@ def fetch_file(rank: int) -> str:
 
 
 def tokens_file(rank: int) -> str:
-    """One JSON line per nn.Embedding forward with gradients on, where the token remap is on
+    """One JSON line per forward of the token embedding, where the token remap is on
     (token_remap.py): pstep, the real (amino-acid) tokens it read, the ids it read that are
-    neither real nor the launch's PAD_ID, the ids it read in all (slots) and its rows."""
+    neither real nor the launch's PAD_ID, the ids it read in all (slots), its rows and whether
+    gradients were on (grad)."""
     return f"tokens-rank{rank}.jsonl"
 
 

@@ -236,10 +236,12 @@ class Recorder:
             self.write(protocol.saves_file(self.rank), {"event": "killed", "pstep": self.pstep})
             os.kill(os.getpid(), signal.SIGKILL)
 
-    def on_tokens(self, real: int, other: int, slots: int, rows: int) -> None:
-        """An embedding read `real` real tokens and `other` ids that are neither real nor the
-        launch's PAD_ID, out of `slots` ids in `rows` rows, with gradients on (token_remap.py)."""
+    def on_tokens(self, real: int, other: int, slots: int, rows: int, grad: bool) -> None:
+        """The token embedding read `real` real tokens and `other` ids that are neither real nor
+        the launch's PAD_ID, out of `slots` ids in `rows` rows, gradients on or not
+        (token_remap.py)."""
         record = {"pstep": self.pstep, "real": real, "other": other, "slots": slots, "rows": rows}
+        record["grad"] = grad
         self.write(protocol.tokens_file(self.rank), record)
 
     def on_loss(self, value: float) -> None:

@@ -1,12 +1,15 @@
-"""Under the grader, the token ids an nn.Embedding reads that are not in [low, high) (padding,
-whatever value the script padded with) are read as `value` instead (torch): two launches with
-two values see the same real tokens and different padding, so a script whose loss or attention
-reads its padding trains differently in them (the biotech round's masks check). Each read with
-gradients on also reports how many real tokens (ids in [low, high)) it embedded, how many
-ids that are neither real nor the launch's PAD_ID, how many ids it read in all (its slots) and in
-how many rows: padding with a real token, or sequences cut short, change the first against the
-residues read; padding with a literal id shows in the second; rows against the sequences read
-tell packed rows and batches from one sequence per forward."""
+"""Under the grader, the token ids the model's token embedding (an nn.Embedding of `vocab` rows;
+a position embedding is left alone) reads that are not in [low, high) (padding, whatever value
+the script padded with) are read as `decoy` instead (torch), an id that is not the launch's
+PAD_ID, so that a `padding_idx=PAD_ID` row of zeros cannot hide padding: two launches with two
+decoys see the same real tokens and different padding, so a script whose loss or attention reads
+its padding trains differently in them (the biotech round's masks check). Each read also reports
+how many real tokens (ids in [low, high)) it embedded, how many ids that are neither real nor
+the launch's PAD_ID, how many ids it read in all (its slots), in how many rows, and whether
+gradients were on: padding with a real token, or sequences cut short, change the first against
+the residues read; padding with a literal id shows in the second; rows against the sequences
+read tell packed rows and batches from one sequence per forward; reads without gradients after
+the last step are the evaluation's."""
 
 from __future__ import annotations
 
@@ -17,29 +20,32 @@ import torch
 from torch.nn.modules.module import register_module_forward_pre_hook
 from torch.utils.hooks import RemovableHandle
 
+OnTokens = Callable[[int, int, int, int, bool], None]
+
 
 def remap_padding(
-    low: int, high: int, value: int, on_tokens: Callable[[int, int, int, int], None] | None = None
+    low: int, high: int, pad_id: int, decoy: int, vocab: int, on_tokens: OnTokens | None = None
 ) -> RemovableHandle:
-    """Install the remap for every nn.Embedding of this process (the handle removes it);
-    `on_tokens(real, other, slots, rows)`: a forward with gradients on embedded `real` real
-    tokens and `other` ids that are neither real nor `value` (the launch's PAD_ID: a literal
-    pad id) out of `slots` ids in all, laid out in `rows` rows (1 for a 1-D tensor)."""
+    """Install the remap for every nn.Embedding of `vocab` rows in this process (the handle
+    removes it); `on_tokens(real, other, slots, rows, grad)`: a forward embedded `real` real
+    tokens and `other` ids that are neither real nor `pad_id` (a literal pad id) out of `slots`
+    ids in all, laid out in `rows` rows (1 for a 1-D tensor), with gradients on or not."""
 
     def hook(module: torch.nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        if not isinstance(module, torch.nn.Embedding) or not args:
+        if not isinstance(module, torch.nn.Embedding) or module.num_embeddings != vocab:
             return None
-        ids = args[0]
+        ids = args[0] if args else None
         if not isinstance(ids, torch.Tensor) or ids.is_floating_point():
             return None
         outside = (ids < low) | (ids >= high)
-        if on_tokens is not None and torch.is_grad_enabled():
+        if on_tokens is not None:
             padding = int(outside.sum())
             slots, rows = int(ids.numel()), int(ids.shape[0]) if ids.dim() > 1 else 1
-            on_tokens(slots - padding, padding - int((ids == value).sum()), slots, rows)
+            literal = padding - int((ids == pad_id).sum())
+            on_tokens(slots - padding, literal, slots, rows, torch.is_grad_enabled())
         if not bool(outside.any()):
             return None
-        return (torch.where(outside, torch.full_like(ids, value), ids), *args[1:])
+        return (torch.where(outside, torch.full_like(ids, decoy), ids), *args[1:])
 
     return register_module_forward_pre_hook(hook)
 

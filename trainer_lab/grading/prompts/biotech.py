@@ -32,6 +32,7 @@ SCRIPT_NAME = "train.py"
 NUM_SEQUENCES = 60  # mirrors biotech_files/drill_data.py (a test keeps them equal)
 AMINO_IDS = (1, 21)  # the amino acids' token ids: [1, 21) (drill_data.py)
 SPECIAL_IDS = (0, 21, 22, 23)  # the token ids that are not amino acids: PAD_ID is drawn here
+VOCAB = 24  # drill_data.VOCAB: the token embedding's size (a position embedding is not remapped)
 RELABEL_BIT = 2**32  # drill_data._sample: seed // RELABEL_BIT shifts every label
 STEPS = 16  # over two epochs at W=2 for any split that trains on more than 32 sequences
 CKPT_EVERY = 4
@@ -58,8 +59,9 @@ untrained tagger's: x{LOSS_BAND[0]:g}-{LOSS_BAND[1]:g} of ln 3); every printed l
 ranks' backward passes began from (their sum, / W, or / the step's residues);
 run again on the same residues with other labels: step 1's gradients differ
 (the labels reach the loss); and on the
-same sequences with another PAD_ID (in both runs the model's nn.Embedding reads
-every id that is not an amino acid as that run's PAD_ID): every step's gradients
+same sequences with another PAD_ID (in both runs the model's token embedding
+reads every id that is not an amino acid as an id that is not that run's PAD_ID,
+another in each run, also with padding_idx): every step's gradients
 and printed loss are the same (padding never reaches the loss); on most steps a
 rank embeds its sequences in fewer forwards than sequences, and either packs
 several into a row or batches similar lengths (padded to each batch's longest,
@@ -67,7 +69,8 @@ at most 3/4 of the padding random batches of the same sizes would need)""",
     "split": """\
 from the sequences the W=2 run read for steps 1..N (training) and after step N
 (validation): no cluster on both sides; every sequence of a held-out cluster
-validated, val_sequences their number""",
+validated (its residues through the model's token embedding), val_sequences
+their number""",
     "epoch": f"""\
 the same run: every training sequence read once per epoch across the ranks, the
 second epoch in another order; a rank is SIGKILLed after step {KILL_AFTER} and the run
@@ -142,6 +145,13 @@ def launch_plans(seed: int) -> tuple[dict[str, LaunchPlan], dict[str, int]]:
     return {plan.name: plan for plan in plans}, pads
 
 
+def decoy_id(pad_id: int) -> int:
+    """The id the token embedding reads padding as, in a launch whose PAD_ID is `pad_id`: the
+    next special id after it (cyclic), so never PAD_ID itself (a `padding_idx=PAD_ID` row of
+    zeros would hide attention to padding) and another for each PAD_ID."""
+    return SPECIAL_IDS[(SPECIAL_IDS.index(pad_id) + 1) % len(SPECIAL_IDS)]
+
+
 PHASE_LAUNCHES: dict[str, tuple[str, ...]] = {
     "masks": ("train", "one_process", "labels", "pad"),
     "split": ("train",),
@@ -153,12 +163,15 @@ def to_launch(
     plan: LaunchPlan, pad_id: int, script: Path, out_dir: Path, seed: int, timeout_s: float
 ) -> ScriptLaunch:
     """The launch of `plan`, its PAD_ID `pad_id`; in the launches the masks checks compare,
-    every non-amino-acid id the model's embedding reads is read as that launch's PAD_ID (the
-    padding differs whatever value the script padded with); launch "labels" reads the train
-    launch's residues with every label shifted (drill_data._sample)."""
+    every non-amino-acid id the model's token embedding (an nn.Embedding of VOCAB rows) reads is
+    read as that launch's decoy (decoy_id: a non-amino-acid id other than its PAD_ID, another in
+    each of the two launches compared), so the padding differs whatever value the script padded
+    with, also under `padding_idx=PAD_ID`; launch "labels" reads the train launch's residues
+    with every label shifted (drill_data._sample)."""
     from trainer_lab.grading.grader import launch_for
 
-    remap = (*AMINO_IDS, pad_id) if plan.name in PHASE_LAUNCHES["masks"] else None
+    masks = plan.name in PHASE_LAUNCHES["masks"]
+    remap = (*AMINO_IDS, pad_id, decoy_id(pad_id), VOCAB) if masks else None
     relabel = RELABEL_BIT if plan.name == "labels" else 0
     return launch_for(
         plan,
@@ -180,7 +193,7 @@ def phase_checks(phase: str, runs: dict[str, ScriptRun]) -> list[Check]:
     if phase == "masks":
         return mask_checks(runs, STEPS, LOSS_BAND, given_index("LENGTHS"))
     if phase == "split":
-        return split_checks(runs["train"], given_index("CLUSTERS"))
+        return split_checks(runs["train"], given_index("CLUSTERS"), given_index("LENGTHS"))
     clusters = given_index("CLUSTERS")
     return epoch_checks(runs["train"], runs["kill"], runs["resume"], STEPS, KILL_AFTER, clusters)
 

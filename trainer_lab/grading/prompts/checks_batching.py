@@ -55,7 +55,7 @@ def rank_steps(run: ScriptRun, lengths: Sequence[int], steps: int) -> list[RankS
         rows: dict[int, int] = {}
         for record in read_jsonl(run.observe_dir / protocol.tokens_file(rank)):
             done, held = record.get("pstep"), record.get("rows")
-            if isinstance(done, int) and done < steps:
+            if isinstance(done, int) and done < steps and record.get("grad", True):
                 forwards[done + 1] = forwards.get(done + 1, 0) + 1
                 rows[done + 1] = rows.get(done + 1, 0) + (held if isinstance(held, int) else 1)
         for step, read_lengths in sorted(read.items()):

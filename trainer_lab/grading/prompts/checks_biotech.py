@@ -58,6 +58,29 @@ def validation_reads_by_rank(run: ScriptRun) -> dict[int, set[int]]:
     }
 
 
+def unscored_problem(run: ScriptRun, lengths: list[int]) -> str | None:
+    """Every validation sequence a rank read went through its model: after the last step, its
+    token embedding read at least their residues (token_remap.py; gradients on or not). None
+    when each rank's did."""
+    done_all = steps_made(run)
+    for rank, ids in validation_reads_by_rank(run).items():
+        residues = sum(lengths[i] for i in ids if 0 <= i < len(lengths))
+        embedded = sum(
+            r["real"]
+            for r in read_jsonl(run.observe_dir / protocol.tokens_file(rank))
+            if isinstance(r.get("pstep"), int) and r["pstep"] >= done_all
+            and isinstance(r.get("real"), int)
+        )  # fmt: skip
+        if embedded < residues:
+            return (
+                f"rank {rank} read {len(ids)} validation sequences ({residues} residues) and "
+                f"its model embedded {embedded} residues after step {done_all}{CAUSE}the "
+                "validation reads the sequences but never runs the model on them (a val_loss "
+                "not computed from them)"
+            )
+    return None
+
+
 def unsharded_problem(by_rank: dict[int, set[int]]) -> str | None:
     """The validation is sharded across the ranks: no rank reads more than its share of the
     validation sequences, ceil(n / W) (a sampler that pads the shards to equal size included);
@@ -199,6 +222,8 @@ def embedded_problem(run: ScriptRun, lengths: list[int], steps: int) -> str | No
         literal = 0
         for record in read_jsonl(run.observe_dir / protocol.tokens_file(rank)):
             done, real, other = record.get("pstep"), record.get("real"), record.get("other")
+            if not record.get("grad", True):  # an evaluation's forward
+                continue
             if isinstance(done, int) and isinstance(real, int) and done < steps:
                 embedded[done + 1] = embedded.get(done + 1, 0) + real
                 literal += other if isinstance(other, int) else 0
@@ -291,10 +316,10 @@ def batching_check(run: ScriptRun, lengths: list[int], steps: int) -> Check:
                  "their longest sequence, or one sequence per forward")  # fmt: skip
 
 
-def split_checks(run: ScriptRun, clusters: list[int]) -> list[Check]:
+def split_checks(run: ScriptRun, clusters: list[int], lengths: list[int]) -> list[Check]:
     """From the ids the W=2 run read for training (steps 1..N) and for validation (after step
     N): no cluster on both sides, and every sequence on one side, the validation over every
-    held-out sequence once."""
+    held-out sequence once, each through the model (unscored_problem)."""
     steps = steps_made(run)
     trained = {i for _, ids in step_reads(run, 1, steps) for i in ids}
     validated = validation_reads(run)
@@ -323,7 +348,7 @@ def split_checks(run: ScriptRun, clusters: list[int]) -> list[Check]:
     said = [item.get("val_sequences") for item in lines(run) if "val_loss" in item]
     held = f"validated {len(validated)} sequences of {len(held_out)} held-out clusters"
     held += f", rank 0 printed val_sequences {said} (expected [{len(validated)}])"
-    unsharded = unsharded_problem(validation_reads_by_rank(run))
+    unsharded = unsharded_problem(validation_reads_by_rank(run)) or unscored_problem(run, lengths)
     ok = bool(held_out) and not unread and said == [len(validated)] and unsharded is None
     if not held_out:
         held += f"{CAUSE}no cluster is held out of training (see split.by_cluster)"

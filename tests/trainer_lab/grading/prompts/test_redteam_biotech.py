@@ -18,6 +18,13 @@ verdict needs. Real torchrun runs (lab marker).
   sequence per forward, passed while batching was not observed; the embedding now records its
   rows and slots, and masks.batched_by_length compares them with the sequences read
   (right_packing, several sequences per row, passes it);
+- r3_right_posemb_bucket_ddp (third round): learned positions in a second nn.Embedding were
+  remapped as if they were tokens; only the token embedding (VOCAB rows) is remapped now;
+- r3_wrong_no_key_padding_mask: `padding_idx=PAD_ID` zeroed the padding's row in both compared
+  runs, so attending to padding changed nothing; padding is now read as a decoy id (never PAD_ID,
+  another in each run);
+- r3_gaming_fake_val_loss: read the held-out sequences without scoring them; a rank's token
+  embedding must read at least their residues after the last step;
 - gaming_fake_print: printed a made-up curve beside real training, bounded at step 1 only; every
   backward's scalar is now recorded, and each printed loss must be their sum, / W, or / the
   step's residues (one scale for every step).
@@ -54,6 +61,10 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "wrong_no_bucketing": (("masks",), ("masks.batched_by_length",)),
     "gaming_no_batching": (("masks",), ("masks.batched_by_length",)),
     "gaming_fake_print": (("masks",), ("masks.trains",)),
+    # the third round (issue 37, kept back until the grader changed)
+    "r3_right_posemb_bucket_ddp": (("masks",), ()),
+    "r3_wrong_no_key_padding_mask": (("masks",), ("masks.padding_never_in_loss",)),
+    "r3_gaming_fake_val_loss": (("split",), ("split.validates_held_out",)),
 }
 # answer -> (phase, the check that should fail, why it does not)
 GAPS: dict[str, tuple[str, str, str]] = {
