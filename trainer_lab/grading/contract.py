@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from trainer_lab.grading.graded_table import graded_table
-from trainer_lab.usercode.known_work import READ_WAIT_S, STEP_WAIT_S
+from trainer_lab.usercode.known_work import COVER, READ_WAIT_S, STEP_WAIT_S
 from trainer_lab.usercode.protocol import DATASET_MODULE
 
 FILES = Path(__file__).parent / "files"
@@ -109,7 +109,9 @@ step lines carry >= 3 named phases that add up to the step time within 10 %
 on every step of the W=2 run, which must finish. Under the grader each
 sample read waits {READ_WAIT_S * 1e3:g} ms first (slow storage, on purpose),
 and every optimizer.step() {STEP_WAIT_S * 1e3:g} ms more: reading a batch and
-the optimizer step are large shares of a step; the phases must cover them""",
+the optimizer step are large shares of a step; the phases must cover them (the
+step times hold at least {COVER:.0%} of those waits, and one phase each of the
+reads' and of the optimizer steps' waits, timed where the work happens)""",
 }
 
 CONTRACT = f"""\

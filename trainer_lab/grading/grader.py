@@ -216,7 +216,9 @@ def extra_tears(
     the tear step: a tear of each further file (the first is torn on every rank by the "tear"
     launch from the start), on the rank that writes the most; and when several ranks write
     that save, a tear of the plan's rank's first file alone ("tear-1": its peers' saves
-    complete, so ranks that each take their own newest file disagree)."""
+    complete, so ranks that each take their own newest file disagree), on a rank that does not
+    commit the save (committing_rank) where another writes: a commit that does not wait for its
+    peers' files then marks a torn save complete."""
     if "torn" not in chosen or "w2" not in runs:
         return []
     counts = save_write_counts(runs["w2"], faults.tear_after)
@@ -226,9 +228,25 @@ def extra_tears(
     ]
     writers = [r for r, n in counts.items() if n > 0]
     if len(writers) > 1:
-        alone = faults.tear_rank if faults.tear_rank in writers else writers[0]
+        # a rank that does not commit: its peers may commit before its files are complete
+        others = [r for r in writers if r != committing_rank(runs["w2"], faults.tear_after)]
+        alone = faults.tear_rank if faults.tear_rank in others else (others or writers)[0]
         plans.extend(tear_plans(1, alone, faults.tear_after))
     return plans
+
+
+def committing_rank(run: ScriptRun, after_step: int) -> int | None:
+    """The rank that commits the save after step `after_step`: the one with more file events in
+    it (writes, empty markers, renames) than every other rank, as a rank that writes its shard
+    and then the commit does; None when no rank stands out (each rank's file is its own)."""
+    counts: dict[int, int] = {}
+    for event in save_events(run.observe_dir, run.ranks()):
+        if event["event"] in ("write", "create", "rename") and event.get("pstep") == after_step:
+            counts[event["rank"]] = counts.get(event["rank"], 0) + 1
+    ranked = sorted(counts.values(), reverse=True)
+    if len(ranked) < 2 or ranked[0] == ranked[1]:
+        return None
+    return max(counts, key=lambda r: counts[r])
 
 
 def run_launches(

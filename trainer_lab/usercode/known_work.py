@@ -20,6 +20,9 @@ READ_WAIT_S = 0.005  # seconds each sample read waits in the round's launches
 # seconds each optimizer step waits (in the recorder's pre-step hook, inside optimizer.step()):
 # with the reads a large share, the optimizer's own share would shrink toward the margin
 STEP_WAIT_S = 0.01
+# the monitoring check: the step times, and one phase each, hold at least this share of the
+# reads' and the optimizer steps' waits
+COVER = 0.8
 
 
 def slow_reads(read: Callable[[int], Any], wait_s: float) -> Callable[[int], Any]:

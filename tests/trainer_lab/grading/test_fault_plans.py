@@ -106,6 +106,26 @@ def test_a_save_every_rank_writes_is_also_torn_on_the_plans_rank_alone(tmp_path)
         assert resume.name == "tear-1-resume" and resume.steps == RESTART_STEPS
 
 
+def test_the_lone_tear_hits_a_rank_that_does_not_commit_the_save(tmp_path):
+    """Rank 0 commits (a file event more than rank 1's): the lone tear takes rank 1's file,
+    whatever rank the plan drew, so a commit that does not wait for its peers marks a torn save
+    complete (the red team's wrong_marker_before_peers_done passed when rank 0 was drawn)."""
+    for tear_rank in (0, 1):
+        plan = next(fault_plan(s) for s in SEEDS if fault_plan(s).tear_rank == tear_rank)
+        run = _run_with_saves(tmp_path / str(tear_rank), {}, plan.tear_after)
+        step = plan.tear_after
+        events = {  # each rank writes its file; rank 0 also commits (an empty marker)
+            0: [("write", "r0.pt"), ("create", "COMPLETE")],
+            1: [("write", "r1.pt")],
+        }
+        for rank, made in events.items():
+            records = [{"event": e, "path": f, "pstep": step} for e, f in made]
+            text = "".join(json.dumps(r) + "\n" for r in records)
+            (run.observe_dir / protocol.saves_file(rank)).write_text(text)
+        plans = extra_tears({"w2": run}, ["torn"], plan)  # type: ignore[dict-item]
+        assert _tears(plans) == [("tear-1", 1, 1)]
+
+
 def test_a_save_one_rank_writes_gets_no_tear_of_a_rank_alone(tmp_path):
     plan = next(fault_plan(s) for s in SEEDS if fault_plan(s).tear_rank == 1)
     one_file = _run_with_saves(tmp_path / "one", {0: 1}, plan.tear_after)

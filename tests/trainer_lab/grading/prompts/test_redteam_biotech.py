@@ -68,6 +68,18 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 # answer -> (phase, the check that should fail, why it does not)
 GAPS: dict[str, tuple[str, str, str]] = {
+    "r3_wrong_hash_string_split": (
+        "split",
+        "split.by_cluster",
+        "held-out clusters by hash(str): every rank of a grading is forked from one warm process "
+        "and shares its hash seed, so the ranks agree; under plain torchrun they do not",
+    ),
+    "r3_wrong_packing_no_block_mask": (
+        "masks",
+        "masks.padding_never_in_loss",
+        "packed sequences attend to their row-mates: no padding is involved, and no run observes "
+        "one sequence's outputs apart from the others'",
+    ),
     "wrong_rank_mean": (
         "masks",
         "masks.trains",
