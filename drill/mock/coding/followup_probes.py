@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PROBE_KIND = "builds-on"
-FAILED = "failed"  # drill.mock.coding.followups.FAILED_KIND (that module imports far more)
+FAILED = "failed"  # a failed check's question (drill.mock.coding.followups.FAILED_KIND)
 QUOTE_CHARS = 90
 
 

@@ -28,6 +28,7 @@ from drill.mock.coding.check_facts import (
     read_checks,
     run_facts,
 )
+from drill.mock.coding.followup_probes import FAILED as FAILED_QUESTION
 from drill.mock.coding.followup_table import (
     FAILED,
     GATE_NO_OPTIMIZER_STEP,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 MIN_QUESTIONS = 3
 MAX_QUESTIONS = 5
 MAX_RUBRIC = 5
-FAILED_KIND, WHAT_IF_KIND, FROM_CODE_KIND = "failed", "what-if", "from-code"
+FAILED_KIND, WHAT_IF_KIND, FROM_CODE_KIND = FAILED_QUESTION, "what-if", "from-code"
 
 
 @dataclass(frozen=True)

@@ -42,15 +42,24 @@ class RankStep:
     rows: int
 
 
+def read_lengths(
+    run: ScriptRun, rank: int, lengths: Sequence[int], steps: int
+) -> dict[int, list[int]]:
+    """Step (1..`steps`) -> the lengths of the sequences `rank` read for it (a read after c
+    optimizer steps feeds step c + 1)."""
+    read: dict[int, list[int]] = {}
+    for done, sample in fetches(run.observe_dir, rank):
+        if done < steps and 0 <= sample < len(lengths):
+            read.setdefault(done + 1, []).append(lengths[sample])
+    return read
+
+
 def rank_steps(run: ScriptRun, lengths: Sequence[int], steps: int) -> list[RankStep]:
     """Every rank's steps 1..`steps` of `run` (a read or forward after c optimizer steps
     belongs to step c + 1)."""
     found: list[RankStep] = []
     for rank in run.ranks():
-        read: dict[int, list[int]] = {}
-        for done, sample in fetches(run.observe_dir, rank):
-            if done < steps and 0 <= sample < len(lengths):
-                read.setdefault(done + 1, []).append(lengths[sample])
+        read = read_lengths(run, rank, lengths, steps)
         forwards: dict[int, int] = {}
         rows: dict[int, int] = {}
         for record in read_jsonl(run.observe_dir / protocol.tokens_file(rank)):
@@ -58,8 +67,8 @@ def rank_steps(run: ScriptRun, lengths: Sequence[int], steps: int) -> list[RankS
             if isinstance(done, int) and done < steps and record.get("grad", True):
                 forwards[done + 1] = forwards.get(done + 1, 0) + 1
                 rows[done + 1] = rows.get(done + 1, 0) + (held if isinstance(held, int) else 1)
-        for step, read_lengths in sorted(read.items()):
-            found.append(RankStep(tuple(read_lengths), forwards.get(step, 0), rows.get(step, 0)))
+        for step, these in sorted(read.items()):
+            found.append(RankStep(tuple(these), forwards.get(step, 0), rows.get(step, 0)))
     return found
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from trainer_lab.grading.checks_exchange import outside_reads
 from trainer_lab.grading.checks_run import max_abs_diff
-from trainer_lab.grading.prompts.checks_batching import batching_verdict, rank_steps
+from trainer_lab.grading.prompts.checks_batching import batching_verdict, rank_steps, read_lengths
 from trainer_lab.grading.prompts.checks_eval import CAUSE, lines, trains
 from trainer_lab.grading.prompts.checks_printed import (
     printed_loss_problem,
@@ -214,10 +214,7 @@ def embedded_problem(run: ScriptRun, lengths: list[int], steps: int) -> str | No
     (token_remap.py) against the residues of the sequences it read for them. Padding with an
     amino acid embeds more, sequences cut short fewer. None when they agree."""
     for rank in run.ranks():
-        read: dict[int, int] = {}
-        for done, sample in fetches(run.observe_dir, rank):
-            if done < steps and 0 <= sample < len(lengths):
-                read[done + 1] = read.get(done + 1, 0) + lengths[sample]
+        read = {s: sum(n) for s, n in read_lengths(run, rank, lengths, steps).items()}
         embedded: dict[int, int] = {}
         literal = 0
         for record in read_jsonl(run.observe_dir / protocol.tokens_file(rank)):

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from trainer_lab.grading.prompts.checks_batching import read_lengths
 from trainer_lab.usercode import protocol
-from trainer_lab.usercode.evidence import fetches, read_jsonl
+from trainer_lab.usercode.evidence import read_jsonl
 from trainer_lab.usercode.harness import ScriptRun
 
 RELATIVE, ABSOLUTE = 1e-3, 1e-4  # a printed value rounded to 4 decimals still matches
@@ -40,9 +41,8 @@ def step_residues(run: ScriptRun, lengths: Sequence[int], steps: int) -> dict[in
     """Step -> the residues of the sequences every rank read for it."""
     found: dict[int, int] = {}
     for rank in run.ranks():
-        for done, sample in fetches(run.observe_dir, rank):
-            if done < steps and 0 <= sample < len(lengths):
-                found[done + 1] = found.get(done + 1, 0) + lengths[sample]
+        for step, read in read_lengths(run, rank, lengths, steps).items():
+            found[step] = found.get(step, 0) + sum(read)
     return found
 
 
