@@ -224,6 +224,7 @@ def write_events(run_dir: Path, observe_dir: Path, stdout_of: dict[int, Path]) -
 
 
 ABORT_TEXT = "terminate called without an active exception"
+ABORT_MARK = "Fatal Python error: Aborted"  # faulthandler's first line for a SIGABRT
 
 
 def _dumps(observe_dir: Path, pattern: str) -> list[str]:
@@ -297,7 +298,7 @@ def teardown_aborts(observe_dir: Path, ranks: list[int]) -> str | None:
             if ended != 0:
                 return None
             continue
-        if not all("Fatal Python error: Aborted" in d for d in dumps):
+        if not all(ABORT_MARK in d for d in dumps):
             return None
         if ended == 0:
             aborted.append(f"rank {rank} after train.py returned")
@@ -319,6 +320,25 @@ def teardown_aborts(observe_dir: Path, ranks: list[int]) -> str | None:
         f"{'; '.join(notes)}: gloo's shutdown race after the script's work was done, not "
         "counted against it"
     )
+
+
+def shutdown_race_end(observe_dir: Path, rank: int) -> float | None:
+    """When a rank that never recorded its script's return was taken by gloo's shutdown race
+    after destroying its group (teardown_aborts): the teardown guard wrote its dump TEARDOWN_S
+    after destroy_process_group returned; an abort inside destroy_process_group wrote its crash
+    dump as it happened. None when the rank returned, or ended another way."""
+    if script_ended(observe_dir, rank) is not None:
+        return None
+    for path in sorted(observe_dir.glob(f"teardown-rank{rank}-*.txt")):
+        if _dumps(observe_dir, path.name):
+            return path.stat().st_mtime - TEARDOWN_S
+    for path in sorted(observe_dir.glob(f"crash-rank{rank}-*.txt")):
+        if any(
+            ABORT_MARK in d and "in destroy_process_group" in d
+            for d in _dumps(observe_dir, path.name)
+        ):
+            return path.stat().st_mtime
+    return None
 
 
 def teardown_dumps(observe_dir: Path, rank: int) -> list[str]:

@@ -20,6 +20,7 @@ import hook that gives the dataset module the launch's constants and reader as i
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.util
 import multiprocessing.spawn
@@ -34,7 +35,7 @@ from typing import Any
 import torch.utils.data
 import torch.utils.data.dataloader as dataloader
 
-from trainer_lab.usercode import protocol
+from trainer_lab.usercode import protocol, teardown
 from trainer_lab.usercode.dataplan import DataPlan, SampleServer
 from trainer_lab.usercode.known_work import slow_reads
 
@@ -208,6 +209,50 @@ def install(record: Callable[[int], None], plan: DataPlan | None, rank: int, wor
         return data
 
     multiprocessing.spawn.get_preparation_data = get_preparation_data
+
+
+def watch_workers(on_workers: Callable[[str], None]) -> None:
+    """Tell `on_workers` when a multi-process DataLoader iterator's worker processes start (its
+    __init__ launches them) and are ready (the first batch it hands over), and when it shuts
+    them down (and is done): the teardown guard is held meanwhile (teardown.py). Never raises
+    into the script."""
+    iterator = dataloader._MultiProcessingDataLoaderIter
+    start, next_data, shutdown = (
+        iterator.__init__,
+        iterator._next_data,
+        iterator._shutdown_workers,
+    )
+
+    def tell(event: str) -> None:
+        with contextlib.suppress(Exception):
+            on_workers(event)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        start(self, *args, **kwargs)
+        self._drill_ready = False
+        tell("start")
+
+    def _next_data(self: Any) -> Any:
+        data = next_data(self)
+        if not getattr(self, "_drill_ready", True):
+            self._drill_ready = True
+            tell("ready")
+        return data
+
+    def _shutdown_workers(self: Any) -> None:
+        if getattr(self, "_shutdown", True) or not getattr(self, "_workers", None):
+            return shutdown(self)
+        tell("stop")
+        teardown.hold()
+        try:
+            return shutdown(self)
+        finally:
+            teardown.release()
+            tell("stopped")
+
+    iterator.__init__ = __init__  # type: ignore[method-assign]
+    iterator._next_data = _next_data  # type: ignore[method-assign]
+    iterator._shutdown_workers = _shutdown_workers  # type: ignore[method-assign]
 
 
 def _ids(index: Any) -> list[int]:

@@ -95,6 +95,17 @@ def term_file(rank: int) -> str:
     return f"term-rank{rank}.jsonl"
 
 
+def workers_file(rank: int) -> str:
+    """One JSON line per change in a DataLoader's worker processes (loader_workers.py): event
+    `start` (launched), `ready` (their first batch handed over), `stop` (being shut down) or
+    `stopped`; pstep, time. Starting workers (spawn imports torch again) and stopping them (torch
+    joins each for up to 5 s) are the script's work, not a wait on another rank (stall.py)."""
+    return f"workers-rank{rank}.jsonl"
+
+
+WORKER_EVENTS_OPEN = ("start", "stop")  # the events a rank is still inside until the next one
+
+
 def end_file(rank: int) -> str:
     """Written when the script returned (its exit code): a crash after it is in the teardown."""
     return f"end-rank{rank}.json"

@@ -145,6 +145,7 @@ class Recorder:
             self.comms.install()
         self._wrap_save()
         self._wrap_renames()
+        loader_workers.watch_workers(self.on_workers)
         pid = os.getpid()
         self._stack_file = open(self.dir / protocol.stack_file(self.rank, pid), "w")  # noqa: SIM115
         faulthandler.register(signal.SIGUSR1, file=self._stack_file, all_threads=True)
@@ -255,6 +256,11 @@ class Recorder:
         if self._bypass:  # read through the module's reader, not dataset[i] / __getitems__
             record["bypass"] = True
         self.write(protocol.fetch_file(self.rank), record)
+
+    def on_workers(self, event: str) -> None:
+        """A DataLoader's worker processes started, are ready, stop or stopped."""
+        record = {"event": event, "pstep": self.pstep, "time": time.time()}
+        self.write(protocol.workers_file(self.rank), record)
 
     # -- checkpoint writes ---------------------------------------------------------------------
     def _relative(self, path: str) -> str:

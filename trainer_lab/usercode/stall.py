@@ -17,6 +17,7 @@ never reaches writes nothing, while a correct run records something on some rank
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -39,6 +40,12 @@ STALL_S = 8.0
 # cache). Longer than the one-process run's deadline (SKELETON_TIMEOUT_S, 40 s), which stays the
 # verdict on a script that never starts to train.
 STARTUP_S = 45.0
+# While a rank starts DataLoader worker processes (until their first batch) or shuts them down
+# (protocol.workers_file): a spawned worker imports torch and the script again (as a rank does at
+# the start), and torch joins each stopping worker for up to 5 s before it terminates it. Seen
+# in a loaded CI run: a correct script's two persistent spawned workers per rank, shut down when
+# main() returned, left no record for over 8 s (1-2 s quiet).
+WORKERS_S = STARTUP_S
 
 # the files each rank appends its records to (protocol.py)
 PROGRESS_FILES = (
@@ -46,6 +53,7 @@ PROGRESS_FILES = (
     protocol.fetch_file,
     protocol.saves_file,
     protocol.optimizer_file,
+    protocol.workers_file,
     protocol.end_file,
 )
 
@@ -86,6 +94,21 @@ class Stall:
     def text(self) -> str:
         """observed; expected; likely cause (the grader's check-detail form)."""
         return f"{self.observed()}; {self.expected()}; likely cause: {self.likely_cause()}"
+
+
+def in_worker_change(observe_dir: Path, world_size: int) -> bool:
+    """Whether some rank's last DataLoader-worker event is one it is still inside (its workers
+    starting, or stopping): the rank is working, not waiting on a peer."""
+    for rank in range(max(world_size, 1)):
+        try:
+            with open(observe_dir / protocol.workers_file(rank), "rb") as f:
+                f.seek(max(os.fstat(f.fileno()).st_size - 512, 0))
+                event = json.loads(f.read().strip().rsplit(b"\n", 1)[-1]).get("event")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if event in protocol.WORKER_EVENTS_OPEN:
+            return True
+    return False
 
 
 def progress_size(observe_dir: Path, world_size: int) -> tuple[int, int]:
@@ -137,6 +160,8 @@ class StallWatch:
         quiet = now - self._since
         limit = self.stall_s if self._started else self.startup_s
         if quiet < limit:
+            return None
+        if quiet < WORKERS_S and in_worker_change(self.dir, self.world_size):
             return None
         steps = {
             rank: len(step_records(self.dir, rank))

@@ -13,6 +13,11 @@ script has not returned TEARDOWN_S later; the bootstrap disarms it when the scri
 evidence.teardown_aborts then reads such a rank as the runtime's shutdown race (a note, not a
 failure). A script that keeps working for longer than that after destroying its group is cut
 short the same way; the stall watchdog (stall.py) would stop it soon after anyway.
+
+A DataLoader shutting its worker processes down after the group was destroyed (the loader freed
+when the script's main() returns) is bounded by torch itself (it joins each worker for at most
+5 s, then terminates it) and takes seconds on a loaded machine: the guard is held meanwhile
+(hold/release, from loader_workers.py) and given its full TEARDOWN_S again after it.
 """
 
 from __future__ import annotations
@@ -25,13 +30,30 @@ from typing import Any, TextIO
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.protocol import TEARDOWN_S
 
+_installed: TeardownGuard | None = None  # this process's guard (the bootstrap installs one)
+
+
+def hold() -> None:
+    """Stop the guard's clock while the script does bounded exit work (no-op when unarmed)."""
+    if _installed is not None and _installed.armed:
+        faulthandler.cancel_dump_traceback_later()
+
+
+def release() -> None:
+    """Give an armed guard its full TEARDOWN_S again after hold()."""
+    if _installed is not None and _installed.armed:
+        _installed.arm()
+
 
 class TeardownGuard:
     def __init__(self, observe_dir: Path, rank: int, pid: int) -> None:
         self.path = observe_dir / protocol.teardown_file(rank, pid)
         self._file: TextIO | None = None
+        self.armed = False
 
     def install(self) -> None:
+        global _installed
+        _installed = self
         import torch.distributed as dist
         import torch.distributed.distributed_c10d as c10d
 
@@ -52,6 +74,8 @@ class TeardownGuard:
         if self._file is None:
             self._file = open(self.path, "w")  # noqa: SIM115 - faulthandler writes to it later
         faulthandler.dump_traceback_later(TEARDOWN_S, exit=True, file=self._file)
+        self.armed = True
 
     def disarm(self) -> None:
+        self.armed = False
         faulthandler.cancel_dump_traceback_later()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from tests.support.paths import REPO
 from trainer_lab.usercode.dataplan import DataPlan
 from trainer_lab.usercode.loader_workers import _ChildPlan, _ids
 
@@ -77,3 +78,46 @@ def test_a_plan_that_cannot_be_read_leaves_the_spawned_process_alone(tmp_path: P
     broken.code = broken.code.replace("DataPlan.from_env(None)", "DataPlan.from_env(1 / 0)")
     pad, batch, same, *read = _child(tmp_path, broken)
     assert (pad, batch, same, "".join(read)) == ("0", "4", "True", "(0,5)")
+
+
+SLOW_STOP = """
+import json, multiprocessing.util, sys, time
+from pathlib import Path
+import torch
+from trainer_lab.usercode import teardown
+from trainer_lab.usercode.recorder import Recorder
+
+def slow_exit(worker_id):  # each worker takes a while to leave, as a loaded machine's do
+    multiprocessing.util.Finalize(None, time.sleep, args=(0.6,), exitpriority=10)
+
+out = Path(sys.argv[1])
+Recorder(out, 0, {}).install()
+guard = teardown.TeardownGuard(out, 0, 1)
+guard.install()
+teardown.TEARDOWN_S = 0.4
+loader = torch.utils.data.DataLoader(
+    list(range(8)), batch_size=2, num_workers=2, worker_init_fn=slow_exit,
+    multiprocessing_context="fork", persistent_workers=True,
+)
+assert [b.tolist() for b in loader][0] == [0, 1]
+guard.arm()  # as after destroy_process_group: then main() returns and frees the loader
+del loader
+guard.disarm()
+print(json.dumps([json.loads(line)["event"] for line in (out / "workers-rank0.jsonl").open()]))
+"""
+
+
+def test_stopping_loader_workers_is_told_and_holds_the_teardown_guard(tmp_path: Path) -> None:
+    """A DataLoader stopping its workers after the group was destroyed is the script's bounded
+    work: the workers' events are recorded (the stall watch reads them) and the teardown guard
+    (here 0.4 s) does not end the rank while two workers take 0.6 s each to leave."""
+    done = subprocess.run(
+        [sys.executable, "-c", SLOW_STOP, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[-2] == '["start", "ready", "stop", "stopped"]'
+    assert [p.read_text() for p in tmp_path.glob("teardown-rank0-*.txt")] == [""]

@@ -10,7 +10,7 @@ import pytest
 from tests.support.clocks import FakeClock
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.harness import ScriptLaunch, ScriptRun, _ProcessWatchdog, _root_cause
-from trainer_lab.usercode.stall import STALL_S, STARTUP_S, Stall, StallWatch
+from trainer_lab.usercode.stall import STALL_S, STARTUP_S, WORKERS_S, Stall, StallWatch
 
 
 class Ranks:
@@ -26,6 +26,9 @@ class Ranks:
 
     def fetch(self, rank: int, sample: int = 0) -> None:
         self._append(protocol.fetch_file(rank), {"pstep": self.steps.get(rank, 0), "id": sample})
+
+    def workers(self, rank: int, event: str) -> None:
+        self._append(protocol.workers_file(rank), {"event": event, "pstep": self.steps.get(rank)})
 
     def step(self, rank: int) -> None:
         self.steps[rank] = self.steps.get(rank, 0) + 1
@@ -132,6 +135,50 @@ def test_stack_dumps_and_pid_files_are_not_progress(observe):
     (observe / protocol.crash_file(0, 123)).write_text("")
     assert watch.poll() is None
     clock.advance(1)
+    assert watch.poll() is not None
+
+
+@pytest.mark.parametrize("event", ["start", "stop"])
+def test_a_rank_starting_or_stopping_loader_workers_is_working_not_stalled(observe, event):
+    """Spawned DataLoader workers import torch again as they start; torch joins each stopping
+    worker for up to 5 s: WORKERS_S of quiet, not STALL_S, while a rank is inside either."""
+    clock, ranks = FakeClock(), Ranks(observe)
+    watch = StallWatch(observe, 2, clock)
+    for rank in (0, 1):
+        ranks.step(rank)
+    watch.poll()
+    ranks.workers(0, event)  # rank 0's main() returned: its loader shuts its workers down
+    assert watch.poll() is None
+    clock.advance(STALL_S + 5)
+    assert watch.poll() is None
+    clock.advance(WORKERS_S - STALL_S - 5 - 0.05)
+    assert watch.poll() is None
+    clock.advance(0.05)
+    stall = watch.poll()  # bounded: a rank that never leaves it is stopped all the same
+    assert stall is not None and stall.quiet_s == WORKERS_S
+
+
+@pytest.mark.parametrize("done", ["ready", "stopped"])
+def test_workers_that_started_or_stopped_leave_the_stall_limit_as_it_was(observe, done):
+    clock, ranks = FakeClock(), Ranks(observe)
+    watch = StallWatch(observe, 2, clock)
+    for rank in (0, 1):
+        ranks.step(rank)
+    ranks.workers(1, "start" if done == "ready" else "stop")
+    ranks.workers(1, done)
+    watch.poll()
+    clock.advance(STALL_S)
+    stall = watch.poll()
+    assert stall is not None and stall.quiet_s == STALL_S
+
+
+def test_an_unreadable_workers_record_is_not_a_reason_to_wait(observe):
+    clock, ranks = FakeClock(), Ranks(observe)
+    watch = StallWatch(observe, 1, clock)
+    ranks.step(0)
+    (observe / protocol.workers_file(0)).write_bytes(b'{"event": "sto\xff')
+    watch.poll()
+    clock.advance(STALL_S)
     assert watch.poll() is not None
 
 

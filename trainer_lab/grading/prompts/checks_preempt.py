@@ -16,6 +16,7 @@ from trainer_lab.usercode.evidence import (
     save_events,
     script_end_time,
     script_ended,
+    shutdown_race_end,
     step_records,
     term_records,
 )
@@ -76,6 +77,9 @@ def exits_in_grace(run: ScriptRun, grace_s: float) -> tuple[bool, str]:
         terms = term_records(run.observe_dir, rank)
         code = script_ended(run.observe_dir, rank)
         end = script_end_time(run.observe_dir, rank)
+        race = shutdown_race_end(run.observe_dir, rank) if run.status == "ok" else None
+        if race is not None:  # its work was done: gloo's shutdown race ended it (a run note)
+            code, end = 0, race
         if not terms and code is not None:
             seen.append(f"rank {rank}: no SIGTERM (it ended first)")
             continue
@@ -119,7 +123,8 @@ def exits_in_grace(run: ScriptRun, grace_s: float) -> tuple[bool, str]:
                 "the next periodic checkpoint, an eval before exiting)"
             )
         else:
-            seen.append(f"{got}; exit 0 {end - float(first['time']):.1f} s after it")
+            how = "ended by gloo's shutdown race after its work" if race is not None else "exit 0"
+            seen.append(f"{got}; {how} {end - float(first['time']):.1f} s after it")
     ok = not problems and run.status == "ok"
     detail = "; ".join(problems + seen)
     if run.status != "ok":

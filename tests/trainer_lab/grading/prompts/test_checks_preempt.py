@@ -413,3 +413,26 @@ def test_the_straight_checks_fail_a_failed_run_even_in_order(tmp_path):
 
 def given_batch_w2(step: int, rank: int) -> list[int]:
     return given_batch(step, rank, 2)
+
+
+def test_a_rank_taken_by_gloos_shutdown_race_after_its_work_exits_in_time(tmp_path):
+    """The harness reads a rank ended by the teardown guard after destroy_process_group as
+    gloo's shutdown race (a note; the run is ok): its script never recorded a return, but its
+    work was done when it destroyed its group, TEARDOWN_S before the guard's dump."""
+    import os
+
+    from trainer_lab.usercode.protocol import TEARDOWN_S
+
+    term = run(tmp_path, "term", (0, 6), terms=SIGNALLED, ends={1: None}, status="ok")
+    dump = term.observe_dir / protocol.teardown_file(1, 4242)
+    dump.write_text('Thread 0x7f (most recent call first):\n  File "train.py", line 90\n')
+    os.utime(dump, (T0 + 0.7 + TEARDOWN_S, T0 + 0.7 + TEARDOWN_S))
+    checks = stop_checks(term, 6, 5.0)
+    assert verdicts(checks)["stop.exits_0_in_grace"], detail(checks, "stop.exits_0_in_grace")
+    assert "ended by gloo's shutdown race after its work 0.7 s after it" in detail(
+        checks, "stop.exits_0_in_grace"
+    )
+    os.utime(dump, (T0 + 6.1 + TEARDOWN_S, T0 + 6.1 + TEARDOWN_S))  # destroyed its group late
+    assert "returned 6.1 s after it" in detail(stop_checks(term, 6, 5.0), "stop.exits_0_in_grace")
+    dump.write_text("")  # armed, never fired: the rank was killed some other way
+    assert "never returned (killed)" in detail(stop_checks(term, 6, 5.0), "stop.exits_0_in_grace")
