@@ -13,6 +13,7 @@ from typing import Any
 
 from trainer_lab.grading import checks_exchange as exchange
 from trainer_lab.grading.contract import DATASET_SIZE
+from trainer_lab.grading.printed_loss import loss_falls_as_trained
 from trainer_lab.result import Check
 from trainer_lab.usercode.evidence import (
     crash_dumps,
@@ -115,18 +116,7 @@ def skeleton_checks(run: ScriptRun, other: ScriptRun) -> list[Check]:
         detail += " (output capped at 2 MiB)"
     checks.append(check("skeleton.json_lines", ok, detail))
 
-    losses = [float(line["loss"]) for line in lines.lines]
-    loss_facts: dict[str, float] = {}
-    if len(losses) < 4 or not all(math.isfinite(x) for x in losses):
-        ok, detail = False, f"need at least 4 finite losses, got {len(losses)}: {losses[:4]}"
-    else:
-        k = max(1, len(losses) // 4)
-        first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
-        ok = last < first
-        loss_facts = {"loss_first": first, "loss_last": last}
-        detail = f"loss {first:.4g} -> {last:.4g} (mean of the first and last {k} steps)"
-        if not ok:
-            detail += "; expected it to fall; likely cause: no learning (learning rate, loss)"
+    ok, detail, loss_facts = loss_falls_as_trained(run, lines.lines, steps_wanted)
     learns, learn_detail = learns_from_data(run, other)
     checks.append(
         check("skeleton.loss_falls", ok and learns, f"{detail}; {learn_detail}", loss_facts)

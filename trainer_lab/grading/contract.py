@@ -60,9 +60,10 @@ CHECK_NAMES: dict[str, tuple[str, ...]] = {
 GRADED: dict[str, str] = {
     "skeleton": """\
 one process: exits 0 after exactly N optimizer steps, the JSON lines parse
-(steps 1..N), the loss falls, and the updates depend on the data: a second run
-on other values must end at parameters at least 5 % of the distance they moved
-away from the first run's""",
+(steps 1..N), the loss falls, each printed loss is the step's trained loss
+(compared with the value every backward pass started from), and the updates
+depend on the data: a second run on other values must end at parameters at
+least 5 % of the distance they moved away from the first run's""",
     "distributed": f"""\
 W=2 and W=3: every sample exactly once per epoch across ranks, a new order
 every epoch, identical parameters on every rank after every step, the ranks
@@ -137,7 +138,9 @@ Your script must:
   3. print from rank 0 only, to stdout, one JSON line per step:
        {{"step": 5, "loss": 0.41, "phases": {{"data": 0.002, "forward": 0.001, ...}},
         "step_time": 0.006}}
-     step counts optimizer steps from 1 (after a resume it continues), phases has at least
+     step counts optimizer steps from 1 (after a resume it continues), loss is the loss that
+     step trained on (what its backward started from, or its mean over micro-batches or
+     samples; not smoothed, not rescaled; a loss scaler's factor aside), phases has at least
      three named phases in seconds, step_time is the whole step in seconds;
   4. stop after global step N exactly (N counts from step 0, not from a resume) and exit 0.
      Under torchrun, call dist.destroy_process_group() at the end (a barrier() before it is

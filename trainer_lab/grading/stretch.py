@@ -125,7 +125,8 @@ How it is graded (W=2, 16 steps, checkpoint every {CKPT_EVERY}):
   fsdp2.sharded    the parameters the optimizer steps are DTensors on every rank, each rank holds
                    a part of the model (at most 1.5/W of it) and the parts add up to the whole
                    model (the one-process run's parameter count)
-  fsdp2.learns     the loss falls; step 1's full gradient norm (over the shards) is that of one
+  fsdp2.learns     the loss falls (rank 0's mean over epoch 1 against the last whole epoch);
+                   step 1's full gradient norm (over the shards) is that of one
                    process served the same global batch (BATCH_SIZE = W * {BATCH_SIZE}) (x0.6-1.6)
   fsdp2.resumes    rank 1 SIGKILLed after step {_KILL}, relaunched: every rank resumes from
                    its shard after step 8 and matches the uninterrupted run's shard after

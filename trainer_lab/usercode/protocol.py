@@ -69,8 +69,8 @@ def tokens_file(rank: int) -> str:
 
 
 def losses_file(rank: int) -> str:
-    """One JSON line per backward pass from a scalar, where the token remap is on
-    (token_remap.py): pstep, the scalar's value (the loss the rank trained on)."""
+    """One JSON line per backward pass from a (plain tensor) scalar, in every launch that has a
+    dataset module (token_remap.py): pstep, the scalar's value (the loss the rank trained on)."""
     return f"losses-rank{rank}.jsonl"
 
 

@@ -156,11 +156,11 @@ class Recorder:
         served the values `plan` says (dataplan.py); BATCH_SIZE is the plan's."""
         server = SampleServer(plan or DataPlan(seed=0), self.rank, world)
         set_plan_constants(module, plan)
-        if plan is not None and plan.token_remap:
-            from trainer_lab.usercode.token_remap import record_backward_losses, remap_padding
+        from trainer_lab.usercode.token_remap import record_backward_losses, remap_padding
 
+        if plan is not None and plan.token_remap:
             remap_padding(*plan.token_remap, on_tokens=self.on_tokens)
-            record_backward_losses(self.on_loss)
+        record_backward_losses(self.on_loss)  # printed losses are compared with these
         draw = module._sample
         own_file = getattr(module, "__file__", None)
 

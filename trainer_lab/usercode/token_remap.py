@@ -58,7 +58,8 @@ def record_backward_losses(on_loss: Callable[[float], None]) -> None:
     depth = [0]
 
     def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
-        if depth[0] == 0 and isinstance(tensors, torch.Tensor) and tensors.numel() == 1:
+        # a plain tensor only: reading a subclass's value (a DTensor's) may run a collective
+        if depth[0] == 0 and type(tensors) is torch.Tensor and tensors.numel() == 1:
             on_loss(float(tensors.detach().float().cpu()))
         depth[0] += 1
         try:

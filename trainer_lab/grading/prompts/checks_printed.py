@@ -17,24 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from trainer_lab.grading.printed_loss import backward_losses, first_unmatched, readings
 from trainer_lab.grading.prompts.checks_batching import read_lengths
-from trainer_lab.usercode import protocol
-from trainer_lab.usercode.evidence import read_jsonl
 from trainer_lab.usercode.harness import ScriptRun
-
-RELATIVE, ABSOLUTE = 1e-3, 1e-4  # a printed value rounded to 4 decimals still matches
 
 
 def trained_losses(run: ScriptRun, steps: int) -> dict[int, float]:
     """Step -> the sum over ranks of the scalars their backward passes of that step began from
     (a backward after c optimizer steps belongs to step c + 1); {} when none was recorded."""
-    found: dict[int, float] = {}
-    for rank in run.ranks():
-        for record in read_jsonl(run.observe_dir / protocol.losses_file(rank)):
-            done, value = record.get("pstep"), record.get("loss")
-            if isinstance(done, int) and isinstance(value, int | float) and done < steps:
-                found[done + 1] = found.get(done + 1, 0.0) + float(value)
-    return found
+    return {step: sum(values) for step, values in backward_losses(run, steps).items()}
 
 
 def step_residues(run: ScriptRun, lengths: Sequence[int], steps: int) -> dict[int, int]:
@@ -46,10 +37,6 @@ def step_residues(run: ScriptRun, lengths: Sequence[int], steps: int) -> dict[in
     return found
 
 
-def _close(printed: float, expected: float) -> bool:
-    return abs(printed - expected) <= RELATIVE * abs(printed) + ABSOLUTE
-
-
 def printed_loss_problem(
     printed: Mapping[int, float],
     trained: Mapping[int, float],
@@ -58,23 +45,17 @@ def printed_loss_problem(
 ) -> str | None:
     """Why the printed losses are not the trained ones in any one scale (module doc); None
     when one scale fits every step both exist for, or nothing was trained from a scalar."""
-    shared = sorted(s for s in printed if s in trained)
-    if not shared:
-        return None
-    scales = {
-        "the sum": lambda s: 1.0,
-        f"the sum / W={world}": lambda s: 1.0 / max(world, 1),
-        "the sum / the step's residues": lambda s: 1.0 / max(residues.get(s, 0), 1),
+    families = {
+        "the sum": dict(trained),
+        f"the sum / W={world}": {s: t / max(world, 1) for s, t in trained.items()},
+        "the sum / the step's residues": {
+            s: t / max(residues.get(s, 0), 1) for s, t in trained.items()
+        },
     }
-    for scale in scales.values():
-        if all(_close(printed[s], trained[s] * scale(s)) for s in shared):
-            return None
-    unmatched = [
-        s for s in shared if not any(_close(printed[s], trained[s] * f(s)) for f in scales.values())
-    ]
-    first = unmatched[0] if unmatched else shared[0]  # else: no one scale fits every step
-    told = ", ".join(f"{name} {trained[first] * f(first):.4g}" for name, f in scales.items())
+    first = first_unmatched(printed, families)
+    if first is None:
+        return None
     return (
         f"the printed losses are not the losses the ranks trained on: step {first} printed "
-        f"{printed[first]:.4g}, its backward passes began from ({told})"
+        f"{printed[first]:.4g}, its backward passes began from ({readings(families, first)})"
     )
