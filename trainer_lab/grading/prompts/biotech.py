@@ -20,6 +20,7 @@ from trainer_lab.grading.contract import LaunchPlan
 from trainer_lab.grading.data_plans import group_seed
 from trainer_lab.grading.graded_table import graded_table
 from trainer_lab.grading.prompts.checks_biotech import epoch_checks, mask_checks, split_checks
+from trainer_lab.grading.prompts.checks_same_batch import SAME_BATCH_TOLERANCE
 from trainer_lab.grading.prompts.prompt_grading import Launches, PromptSpec, prompt_grader
 from trainer_lab.result import Check
 from trainer_lab.usercode.dataplan import DataPlan
@@ -36,6 +37,7 @@ VOCAB = 24  # drill_data.VOCAB: the token embedding's size (a position embedding
 RELABEL_BIT = 2**32  # drill_data._sample: seed // RELABEL_BIT shifts every label
 STEPS = 16  # over two epochs at W=2 for any split that trains on more than 32 sequences
 CKPT_EVERY = 4
+BATCH_SIZE = 4  # drill_data.BATCH_SIZE (a test keeps them equal)
 KILL_AFTER = 2 * CKPT_EVERY + 1  # the relaunch resumes at step 8: inside the second epoch
 TIMEOUT_S = 90.0  # per launch
 # step 1's printed loss over ln(CLASSES): an untrained tagger's mean cross-entropy per residue
@@ -58,7 +60,11 @@ identical), and as one process (python train.py): N steps, loss lines for steps
 untrained tagger's: x{LOSS_BAND[0]:g}-{LOSS_BAND[1]:g} of ln 3); every printed loss is what the
 ranks' backward passes began from (their sum, / W, or / the step's residues);
 run again on the same residues with other labels: step 1's gradients differ
-(the labels reach the loss); and on the
+(the labels reach the loss); as one process with BATCH_SIZE = W x {BATCH_SIZE}, when its
+step 1 reads the sequences the W=2 run's step 1 read: the same step-1 gradient
+(within {SAME_BATCH_TOLERANCE:g}, relative: the loss is the mean over the global batch's
+residues, not a mean of the ranks' means; in these runs and the next every
+dropout is the identity); and on the
 same sequences with another PAD_ID (in both runs the model's token embedding
 reads every id that is not an amino acid as an id that is not that run's PAD_ID,
 another in each run, also with padding_idx): every step's gradients
@@ -131,16 +137,20 @@ def launch_plans(seed: int) -> tuple[dict[str, LaunchPlan], dict[str, int]]:
     kill_rank = draw.choice((0, 1))
     pad, other_pad = draw.sample(SPECIAL_IDS, 2)
     base = LaunchPlan("train", 2, STEPS, CKPT_EVERY, data="train")
+    compared = replace(base, dropout_off=True)  # the runs whose gradients are compared
     plans = (
-        base,
+        compared,
         replace(base, name="kill", kill=(kill_rank, KILL_AFTER)),
-        replace(base, name="pad"),
-        replace(base, name="labels"),
+        replace(compared, name="pad"),
+        replace(compared, name="labels"),
         # not "single": the DDP round's fail-fast (a hang there stops every other launch)
         replace(base, name="one_process", world_size=0),
         replace(base, name="resume", continues="kill"),
+        # one process served the W=2 run's global batch size (checks_same_batch.py)
+        replace(compared, name="same_batch", world_size=0, batch_size=2 * BATCH_SIZE),
     )
     pads = {name: pad for name in ("one_process", "train", "labels", "kill", "resume")}
+    pads["same_batch"] = pad
     pads["pad"] = other_pad
     return {plan.name: plan for plan in plans}, pads
 
@@ -153,7 +163,7 @@ def decoy_id(pad_id: int) -> int:
 
 
 PHASE_LAUNCHES: dict[str, tuple[str, ...]] = {
-    "masks": ("train", "one_process", "labels", "pad"),
+    "masks": ("train", "one_process", "labels", "pad", "same_batch"),
     "split": ("train",),
     "epoch": ("train", "kill", "resume"),
 }
@@ -180,7 +190,12 @@ def to_launch(
         timeout_s,
         seed=seed,
         ckpt_of=plan.continues or plan.name,
-        data=DataPlan(seed=group_seed(seed, plan.data) + relabel, pad_id=pad_id, token_remap=remap),
+        data=DataPlan(
+            seed=group_seed(seed, plan.data) + relabel,
+            batch_size=plan.batch_size,
+            pad_id=pad_id,
+            token_remap=remap,
+        ),
     )
 
 

@@ -17,6 +17,7 @@ from trainer_lab.grading.prompts.checks_printed import (
     step_residues,
     trained_losses,
 )
+from trainer_lab.grading.prompts.checks_same_batch import same_batch_problem
 from trainer_lab.result import Check
 from trainer_lab.usercode import protocol
 from trainer_lab.usercode.evidence import fetches, read_jsonl, step_records
@@ -256,7 +257,9 @@ def mask_checks(
     runs: Mapping[str, ScriptRun], steps: int, band: tuple[float, float], lengths: list[int]
 ) -> list[Check]:
     """`masks.trains`: the W=2 run trains (trains()), so does one process, step 1's printed loss
-    is a mean per residue and shifted labels change step 1's gradients; `batched_by_length`:
+    is a mean per residue, shifted labels change step 1's gradients and, when padding never
+    reaches the loss, step 1's gradient is one process's on the same global batch
+    (checks_same_batch.py); `batched_by_length`:
     batching_check. `padded` reads the
     W=2 run's sequences with another PAD_ID: when padding never reaches the loss (not as a
     target, not as a key the residues attend to), every step's gradients and the printed losses
@@ -297,7 +300,19 @@ def mask_checks(
             "or a mask off by one), residues attending to padded keys (no key_padding_mask), "
             "or a mean over padded length; or a run that is not deterministic (unseeded order)"
         )
-    return [trains_check, check("masks.padding_never_in_loss", ok, detail), batching]
+    padding = check("masks.padding_never_in_loss", ok, detail)
+    # padding that reaches the loss moves one process's gradient too: said once, by its check
+    why = same_batch_problem(run, runs["same_batch"]) if ok and "same_batch" in runs else None
+    if why:
+        trains_check = check(
+            "masks.trains",
+            False,
+            f"{trains_check['detail']}; {why}{CAUSE}each rank's loss is the mean over its own "
+            "residues, then the ranks' means are averaged (the global mean weights every "
+            "residue alike), or the gradients are reduced with another op than a sum, or packed "
+            "sequences attend to their row-mates",
+        )
+    return [trains_check, padding, batching]
 
 
 BATCHED = "masks.batched_by_length"

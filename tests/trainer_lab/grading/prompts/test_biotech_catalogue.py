@@ -10,7 +10,7 @@ import ast
 import importlib.util
 import math
 
-from trainer_lab.grading.prompts import get_prompt
+from trainer_lab.grading.prompts import biotech, get_prompt
 from trainer_lab.grading.prompts.biotech import (
     AMINO_IDS,
     CHECK_NAMES,
@@ -55,6 +55,7 @@ def test_the_graders_index_is_the_given_datasets():
     assert item[0] == 5 and len(item[1]) == len(item[2]) == data.LENGTHS[5]
     assert item[3] == data.CLUSTERS[5] and low <= int(item[1].min()) <= int(item[1].max()) < high
     assert data.CLASSES == CLASSES and data.RELABEL_BIT == RELABEL_BIT
+    assert data.BATCH_SIZE == biotech.BATCH_SIZE
 
 
 def test_a_relabelled_seed_serves_the_same_residues_with_every_label_shifted():

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.coding import failed, grade_prompt_source
+from tests.support.coding import detail, failed, grade_prompt_source
 from tests.support.paths import REPO
 
 pytestmark = pytest.mark.lab
@@ -65,6 +65,11 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "r3_right_posemb_bucket_ddp": (("masks",), ()),
     "r3_wrong_no_key_padding_mask": (("masks",), ("masks.padding_never_in_loss",)),
     "r3_gaming_fake_val_loss": (("split",), ("split.validates_held_out",)),
+    # the gaps the same-batch reference closed (checks_same_batch.py): step 1's gradient at W=2
+    # is 1.5e-3 to 3.1e-3 (relative) from one process's on the same sequences; right ones ~1e-7
+    "wrong_rank_mean": (("masks",), ("masks.trains",)),
+    "wrong_rank_mean_skewed": (("masks",), ("masks.trains",)),
+    "r3_wrong_packing_no_block_mask": (("masks",), ("masks.trains",)),
 }
 # answer -> (phase, the check that should fail, why it does not)
 GAPS: dict[str, tuple[str, str, str]] = {
@@ -73,23 +78,6 @@ GAPS: dict[str, tuple[str, str, str]] = {
         "split.by_cluster",
         "held-out clusters by hash(str): every rank of a grading is forked from one warm process "
         "and shares its hash seed, so the ranks agree; under plain torchrun they do not",
-    ),
-    "r3_wrong_packing_no_block_mask": (
-        "masks",
-        "masks.padding_never_in_loss",
-        "packed sequences attend to their row-mates: no padding is involved, and no run observes "
-        "one sequence's outputs apart from the others'",
-    ),
-    "wrong_rank_mean": (
-        "masks",
-        "masks.trains",
-        "a mean per rank, then averaged: the step-1 loss is only bounded, and no run compares "
-        "the gradient with one process on the same global batch",
-    ),
-    "wrong_rank_mean_skewed": (
-        "masks",
-        "masks.trains",
-        "the same with uneven residue counts per rank: no same-batch one-process reference",
     ),
 }
 
@@ -155,3 +143,17 @@ def test_training_reads_around_the_dataset_fail_exactly_once(tmp_path: Path) -> 
 def test_a_known_gap_still_passes_a_wrong_answer(name: str, tmp_path: Path) -> None:
     phase, check, _ = GAPS[name]
     assert check in failed(graded(name, (phase,), tmp_path))
+
+
+def test_gradients_reduced_by_max_fail_against_one_process_on_the_same_batch(tmp_path) -> None:
+    """The model answer with its gradient all-reduce as a MAX (a mutant that survived every
+    check before the same-batch reference): the replicas stay identical and the loss falls."""
+    from trainer_lab.grading.prompts.biotech import FILES
+
+    source = (FILES / "train.py").read_text()
+    old = "dist.all_reduce(p.grad)"
+    assert source.count(old) == 1
+    source = source.replace(old, "dist.all_reduce(p.grad, op=dist.ReduceOp.MAX)")
+    result = grade_prompt_source(source, tmp_path, ("masks",), SEED, "biotech")
+    assert failed(result) == ["masks.trains"]
+    assert "from one process's on the same 8 sequences" in detail(result, "masks.trains")
