@@ -86,8 +86,11 @@ def run(
 def test_loader_workers_slow_to_leave_after_the_group_is_gone_are_neither_hang_nor_race(tmp_path):
     result = run(tmp_path, SLOW_LOADER_EXIT, "warm", timeout_s=60, watch=True)
     assert result.status == "ok", result.summary()
-    assert result.stall is None and result.notes == []
-    for rank in (0, 1):  # the workers did take their time: longer than both limits
+    assert result.stall is None
+    # each rank lived through its workers' stop (a guard that fired meanwhile would have ended
+    # it before "stopped"; gloo's own shutdown race, after it, is still a note), and the
+    # workers did take their time: longer than both limits
+    for rank in (0, 1):
         events = read_jsonl(result.observe_dir / protocol.workers_file(rank))
         assert [e["event"] for e in events] == ["start", "ready", "stop", "stopped"]
         assert events[3]["time"] - events[2]["time"] > STALL_S > TEARDOWN_S
