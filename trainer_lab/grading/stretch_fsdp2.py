@@ -66,12 +66,12 @@ def _shard_norm(records: dict[int, list[dict[str, Any]]], key: str, step: int = 
     return math.sqrt(sum((r[step][key].get("norm") or 0.0) ** 2 for r in records.values()))
 
 
-def loss_falls(run: ScriptRun) -> tuple[bool, str]:
-    """The mean printed loss over the first epoch's steps against the last whole epoch's: each
-    epoch reads every sample once, so the means compare the model on the same samples (the
-    first and last few steps did not: 1 grading in 12 of a right answer read a rise there)."""
+def loss_falls(run: ScriptRun, epoch: int) -> tuple[bool, str]:
+    """The mean printed loss over the first epoch's steps (`epoch` steps an epoch) against the
+    last whole epoch's: each epoch reads every sample once, so the means compare the model on
+    the same samples (the first and last few steps did not: 1 grading in 12 of a right answer
+    read a rise there)."""
     losses = [float(line["loss"]) for line in step_lines(run.stdout_path(0)).lines]
-    epoch = max(1, DATASET_SIZE // (max(run.launch.world_size, 1) * BATCH_SIZE))
     if len(losses) < 2 * epoch or not all(math.isfinite(x) for x in losses):
         return False, f"need two epochs of finite losses from rank 0, got {len(losses)} steps"
     whole = len(losses) // epoch
@@ -83,8 +83,10 @@ def loss_falls(run: ScriptRun) -> tuple[bool, str]:
     return True, text
 
 
-def fsdp2_learns(run: ScriptRun, const: ScriptRun, one: ScriptRun) -> tuple[bool, str]:
-    ok, text = loss_falls(run)
+def fsdp2_learns(run: ScriptRun, const: ScriptRun, one: ScriptRun, epoch: int) -> tuple[bool, str]:
+    """The loss falls (`epoch` optimizer steps an epoch in `run`) and step 1's gradient over
+    the shards is one process's on the same global batch."""
+    ok, text = loss_falls(run, epoch)
     for other in (const, one):
         if other.status != "ok":
             return False, f"{text}; {other.launch.name}: {failed_run_detail(other)}"
@@ -125,7 +127,8 @@ def fsdp2_checks(runs: dict[str, ScriptRun]) -> list[Check]:
     if run.status != "ok":
         ok, detail = False, f"{failed_run_detail(run)}; {detail}"
     checks = [check("fsdp2.sharded", ok, detail)]
-    ok, detail = fsdp2_learns(run, runs["fsdp-const"], runs["fsdp-one-const"])
+    epoch = DATASET_SIZE // (run.launch.world_size * BATCH_SIZE)
+    ok, detail = fsdp2_learns(run, runs["fsdp-const"], runs["fsdp-one-const"], epoch)
     checks.append(check("fsdp2.learns", ok, detail))
     expected = (STRETCH_KILLED_AFTER - 1) // CKPT_EVERY * CKPT_EVERY
     ok, detail, _ = resumed_matches(run, runs["fsdp-kill"], runs["fsdp-resume"], (expected,))

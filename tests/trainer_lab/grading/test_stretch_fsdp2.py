@@ -25,10 +25,10 @@ def test_the_fsdp2_stretch_compares_whole_epochs_not_the_first_and_last_steps(tm
     last four steps drew harder batches than the first four: epoch 2 is lower than epoch 1."""
     seen = [0.911, 0.625, 0.694, 1.16, 1.573, 0.539, 0.267, 0.396, 0.56, 2.483, 0.757, 0.317]
     seen += [1.291, 0.959, 1.042, 0.723]
-    ok, text = loss_falls(fsdp2_run(tmp_path / "a", seen))
+    ok, text = loss_falls(fsdp2_run(tmp_path / "a", seen), 6)
     assert ok and "loss 0.917 -> 0.7967 (mean over epoch 1 and over epoch 2)" in text, text
     flat = seen[:6] * 2 + seen[:4]  # the same samples' losses again: nothing learned
-    ok, text = loss_falls(fsdp2_run(tmp_path / "b", flat))
+    ok, text = loss_falls(fsdp2_run(tmp_path / "b", flat), 6)
     assert not ok and "expected it to fall" in text
-    ok, text = loss_falls(fsdp2_run(tmp_path / "c", seen[:11]))
+    ok, text = loss_falls(fsdp2_run(tmp_path / "c", seen[:11]), 6)
     assert not ok and "need two epochs" in text

@@ -173,7 +173,7 @@ def sharded_checks(run: ScriptRun, one: ScriptRun, steps: int) -> list[Check]:
     if run.status != "ok":
         ok, detail = False, f"{run.summary()}; {detail}"
     made = steps_made(run)
-    trained, learns = fsdp2_learns(run, run, one)
+    trained, learns = fsdp2_learns(run, run, one, DATASET_SIZE // GLOBAL_BATCH)
     count = f"optimizer steps {made} (expected {steps} on each rank)"
     if any(n != steps for n in made.values()):
         trained = False

@@ -67,7 +67,8 @@ parameters the optimizer steps are DTensors, each rank holds about 1/W of the
 model, the shards add up to it; every backward issues at least {BLOCKS + 1} collectives
 on every rank, among them a reduce-scatter of each block's gradient (its
 size) and none of several blocks' at once (a root-only fully_shard issues one,
-of the whole model). The loss falls; step 1's gradient norm over the shards
+of the whole model). The loss falls (rank 0's mean over epoch 1 against the
+last whole epoch); step 1's gradient norm over the shards
 is one process's on the same global batch (x0.6-1.6). Every global batch is {GLOBAL_BATCH}
 samples, every epoch reads each sample once""",
     "dcp": f"""\
