@@ -90,7 +90,11 @@ BROADCAST = [
 
 
 def test_a_gradient_broadcast_from_rank_0_fails_the_global_batch_check(tmp_path):
-    result = grade_source(_patched(BROADCAST), tmp_path, ("distributed",))
+    # one data seed: the named cause depends on the data drawn. Over seeds 0-7 the broadcast's
+    # gradients lay 74-110 % apart from the reference's (70 % allowed); in one clean-clone CI
+    # run's random seed they did not, and only the W=2 / W=3 comparison failed it (the verdict
+    # held: params_in_sync failed, for the world-size reason)
+    result = grade_source(_patched(BROADCAST), tmp_path, ("distributed",), seed=3)
     assert failed(result) == ["distributed.params_in_sync"]
     text = detail(result, "distributed.params_in_sync")
     assert "broadcast from one rank instead of all-reduced" in text
