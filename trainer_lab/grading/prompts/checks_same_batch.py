@@ -16,6 +16,7 @@ the world size) is not compared here.
 
 from __future__ import annotations
 
+from trainer_lab.grading.checks_run import max_abs_diff
 from trainer_lab.usercode.evidence import fetches, step_records
 from trainer_lab.usercode.harness import ScriptRun
 
@@ -32,10 +33,7 @@ def _relative_gap(ref: dict, got: dict) -> float:
     """How far `got`'s gradient summary is from `ref`'s, relative to `ref`'s norm."""
     scale = max(float(ref.get("norm") or 0.0), 1e-12)
     gap = abs(float(ref.get("norm") or 0.0) - float(got.get("norm") or 0.0))
-    a, b = ref.get("sample") or [], got.get("sample") or []
-    if len(a) == len(b):
-        gap = max([gap, *(abs(x - y) for x, y in zip(a, b, strict=True))])
-    return gap / scale
+    return max(gap, max_abs_diff(ref, got)) / scale
 
 
 def same_batch_problem(run: ScriptRun, reference: ScriptRun) -> str | None:
